@@ -1,0 +1,60 @@
+"""dominoes-env: Mexican-Train-style dominoes as a PettingZoo AEC environment.
+
+    >>> import dominoes_env
+    >>> env = dominoes_env.env(num_players=4, highest_dominoe=9)
+    >>> env.reset(seed=0)
+    >>> observation, reward, termination, truncation, info = env.last()
+    >>> observation["action_mask"].shape
+    (276,)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dominoes_env.core import GameConfig, HandState, IllegalActionError, make_config
+from dominoes_env.core.observation import decode_fields
+from dominoes_env.core.observation import layout_table as _layout_table
+from dominoes_env.env import DominoesEnv, env, raw_env
+
+__version__ = "0.1.0"
+ENV_ID = "dominoes/dominoes-v0"
+
+
+def decode_observation(observation: Any, num_players: int, highest_dominoe: int) -> dict[str, Any]:
+    """A readable view of an observation vector (or the env's observation dict).
+
+    Everything is egocentric: index 0 is the observer, index k the seat k places after it,
+    and for lines the dummy line comes last. Keys: ``hand`` (sorted tile indices),
+    ``played`` (sorted tile indices on the table), ``played_on_line`` (n+1 tuples),
+    ``open_values`` (n+1 ints), ``markers``, ``lines_started``, ``passed_last`` (n bools),
+    ``dummy_open`` (bool), ``hand_sizes`` (n ints), ``current_player`` (0 = me),
+    ``turns_until`` (n ints), ``hand_number`` (h of the engine), ``scores`` (n ints in a
+    multi-hand game, else None).
+    """
+    return decode_fields(make_config(num_players, highest_dominoe), observation)
+
+
+def layout_table(num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1) -> str:
+    """The observation layout for a table size as a Markdown index table."""
+    return _layout_table(make_config(num_players, highest_dominoe), num_hands)
+
+
+def _register() -> None:
+    """Register "dominoes/dominoes-v0" where PettingZoo has a registry (>= 1.27)."""
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:
+        return
+    if ENV_ID not in aec_registry:
+        register("aec", ENV_ID, entry_point="dominoes_env.env:env")
+
+
+_register()
+
+__all__ = [
+    "DominoesEnv", "ENV_ID", "GameConfig", "HandState", "IllegalActionError", "decode_observation",
+    "env", "layout_table", "make_config", "raw_env",
+]

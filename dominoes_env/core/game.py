@@ -1,0 +1,52 @@
+"""A game of several hands: engines N, N-1, ..., with scores carried over (rule 11)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dominoes_env.core.config import GameConfig
+from dominoes_env.core.state import HandState
+
+
+class Game:
+    """A sequence of `num_hands` hands dealt from one seeded generator.
+
+    When a hand ends the next one is dealt at once, so :attr:`hand` is always the hand
+    being played (or the last one, once the game is over).
+    """
+
+    def __init__(self, config: GameConfig, num_hands: int, rng: np.random.Generator) -> None:
+        if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 1:
+            raise ValueError(f"num_hands must be a positive integer, got {num_hands!r}")
+        self.config = config
+        self.num_hands = int(num_hands)
+        self.rng = rng
+        self.hand_index = 0
+        self.totals = np.zeros(config.num_players, dtype=np.int64)
+        self.hand_scores: list[np.ndarray] = []
+        self.hand = HandState.deal(config, 0, rng)
+
+    @property
+    def is_over(self) -> bool:
+        return len(self.hand_scores) == self.num_hands
+
+    @property
+    def scores_before_hand(self) -> np.ndarray:
+        """Game scores before the hand being played (the totals once the game is over)."""
+        return self.totals
+
+    def apply(self, action: object) -> np.ndarray | None:
+        """Play an action; return the finished hand's scores when this action ended a hand.
+
+        Raises IllegalActionError (the game unchanged) for an illegal action.
+        """
+        self.hand.apply(action)
+        if not self.hand.is_over:
+            return None
+        scores = self.hand.scores()
+        self.hand_scores.append(scores)
+        self.totals = self.totals + scores
+        if not self.is_over:
+            self.hand_index += 1
+            self.hand = HandState.deal(self.config, self.hand_index, self.rng)
+        return scores

@@ -1,0 +1,35 @@
+"""A text picture of the table, for people (the env's "ansi" and "human" modes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dominoes_env.core.state import HandState
+
+
+def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
+                 game_scores: Sequence[int] | None = None) -> str:
+    """Every line with its tiles and open value, markers, the dummy, hand sizes, whose turn,
+    and the hand of the player to move."""
+    config, tiles = hand.config, hand.config.tiles
+    n = config.num_players
+    engine = tiles.name(tiles.double(hand.engine_value))
+    lines = [f"Hand {hand_index + 1}/{num_hands} - engine {engine} - double-{config.highest_dominoe}, {n} players"]
+    for seat in range(n):
+        marker = "marker UP  " if hand.marker_up[seat] else "marker down"
+        played = " ".join(tiles.name(t) for t in hand.line(seat)) or "-"
+        total = "" if game_scores is None else f"  game score {int(game_scores[seat])}"
+        lines.append(f"  player_{seat}  [{hand.hand_sizes[seat]:2d} tiles] {marker}  open {hand.open_values[seat]:2d} : "
+                     f"{played}{total}")
+    dummy = " ".join(tiles.name(t) for t in hand.line(n)) or "-"
+    state = "open" if hand.dummy_open else "closed"
+    lines.append(f"  dummy     ({state})              open {hand.open_values[n]:2d} : {dummy}")
+    if hand.is_over:
+        scores = ", ".join(f"player_{s}: {int(p)}" for s, p in enumerate(hand.scores()))
+        how = f"player_{hand.went_out} went out" if hand.went_out is not None else "blocked"
+        lines.append(f"Hand over ({how}). Pips left: {scores}")
+    else:
+        mover = hand.current_player
+        held = " ".join(tiles.name(t) for t in hand.hand(mover))
+        lines.append(f"To move: player_{mover}, holding {held}")
+    return "\n".join(lines)

@@ -1,0 +1,272 @@
+"""The rules of RULES.md as compiled functions over one flat state array.
+
+A hand's whole state lives in one int16 array (see :mod:`dominoes_env.core.state` for
+the named views a reader would use). Keeping it flat makes a copy one memcpy, lets
+numba compile the rules once for every table size, and leaves room for a batched
+engine (a 2-D array of states) later. Each function here is one rule or one question
+about a position; none of them draws random numbers or validates input (the Python
+layer validates before calling in).
+
+Layout of the state array (n players, T tiles):
+
+=============  ======  =====================================================
+slice          length  meaning
+=============  ======  =====================================================
+header         16      scalars, indexed by the constants below
+owner          T       seat holding the tile, ON_TABLE, or OUT_OF_PLAY
+line_of        T       absolute line a played tile lies on (seat, or n for
+                       the dummy line), -1 otherwise
+play_order     T       0, 1, 2, ... in the order tiles were played, -1 if not
+open_values    n + 1   open value of each seat's line, then the dummy line
+line_started   n       1 once a tile was played on that seat's line
+marker_up      n       1 while the seat's marker is up
+passed_last    n       1 if the seat's latest action was a pass
+hand_sizes     n       tiles each seat holds
+=============  ======  =====================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Header slots.
+NUM_PLAYERS = 0
+NUM_TILES = 1
+CURRENT_PLAYER = 2
+DUMMY_OPEN = 3
+HAND_OVER = 4
+WENT_OUT = 5  # seat that played its last tile, -1 if none (yet, or the hand blocked)
+MOVES = 6  # decisions taken so far, passes included
+ENGINE_VALUE = 7  # h: the engine is (h|h)
+TILES_PLAYED = 8
+HEADER_SIZE = 16
+
+# Owner values besides a seat number.
+ON_TABLE = -1
+OUT_OF_PLAY = -2  # the engine, and tiles a hand-built position leaves out
+
+
+def state_size(num_players: int, num_tiles: int) -> int:
+    """Length of the state array for a table size."""
+    return HEADER_SIZE + 3 * num_tiles + (num_players + 1) + 4 * num_players
+
+
+@njit(cache=True, inline="always")
+def split_state(state):
+    """Named views into the flat state array (no copies)."""
+    n = state[NUM_PLAYERS]
+    t = state[NUM_TILES]
+    o = HEADER_SIZE
+    owner = state[o:o + t]
+    line_of = state[o + t:o + 2 * t]
+    play_order = state[o + 2 * t:o + 3 * t]
+    o += 3 * t
+    open_values = state[o:o + n + 1]
+    o += n + 1
+    line_started = state[o:o + n]
+    marker_up = state[o + n:o + 2 * n]
+    passed_last = state[o + 2 * n:o + 3 * n]
+    hand_sizes = state[o + 3 * n:o + 4 * n]
+    return owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes
+
+
+@njit(cache=True, inline="always")
+def absolute_line(seat, relative_line, num_players):
+    """Egocentric line k of `seat` as an absolute line (the dummy line stays n)."""
+    if relative_line == num_players:
+        return num_players
+    return (seat + relative_line) % num_players
+
+
+@njit(cache=True, inline="always")
+def relative_line(seat, line, num_players):
+    """Absolute line as seen from `seat` (0 = own line, n = dummy)."""
+    if line == num_players:
+        return num_players
+    return (line - seat) % num_players
+
+
+@njit(cache=True, inline="always")
+def may_play_on(state, marker_up, seat, line):
+    """Rule 5: own line always; another seat's line while its marker is up; the dummy once open."""
+    n = state[NUM_PLAYERS]
+    if line == seat:
+        return True
+    if line == n:
+        return state[DUMMY_OPEN] == 1
+    return marker_up[line] == 1
+
+
+@njit(cache=True)
+def fill_legal_actions(state, tiles_with_value, out):
+    """Write the legal actions of the player to move into `out`, ascending; return the count.
+
+    An action is `relative_line * T + tile`; pass ((n+1) * T) is legal only when nothing
+    else is (rule 6). Iterating lines egocentrically and each value's tiles in ascending
+    order yields the actions already sorted.
+    """
+    n = state[NUM_PLAYERS]
+    t = state[NUM_TILES]
+    seat = state[CURRENT_PLAYER]
+    owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
+    count = 0
+    for rel in range(n + 1):
+        line = absolute_line(seat, rel, n)
+        if not may_play_on(state, marker_up, seat, line):
+            continue
+        for tile in tiles_with_value[open_values[line]]:
+            if owner[tile] == seat:
+                out[count] = rel * t + tile
+                count += 1
+    if count == 0:
+        out[0] = (n + 1) * t
+        count = 1
+    return count
+
+
+@njit(cache=True)
+def fill_legal_mask(state, tiles_with_value, mask):
+    """Set mask[action] = 1 for each legal action of the player to move (mask must be zeroed)."""
+    n = state[NUM_PLAYERS]
+    t = state[NUM_TILES]
+    seat = state[CURRENT_PLAYER]
+    owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
+    found = False
+    for rel in range(n + 1):
+        line = absolute_line(seat, rel, n)
+        if not may_play_on(state, marker_up, seat, line):
+            continue
+        for tile in tiles_with_value[open_values[line]]:
+            if owner[tile] == seat:
+                mask[rel * t + tile] = 1
+                found = True
+    if not found:
+        mask[(n + 1) * t] = 1
+
+
+@njit(cache=True)
+def is_legal(state, low, high, action):
+    """Whether `action` is legal for the player to move (any int; out of range is illegal)."""
+    n = state[NUM_PLAYERS]
+    t = state[NUM_TILES]
+    if state[HAND_OVER] == 1 or action < 0 or action > (n + 1) * t:
+        return False
+    if action == (n + 1) * t:
+        return not has_tile_move(state, low, high)
+    seat = state[CURRENT_PLAYER]
+    rel = action // t
+    tile = action % t
+    owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
+    line = absolute_line(seat, rel, n)
+    if owner[tile] != seat or not may_play_on(state, marker_up, seat, line):
+        return False
+    value = open_values[line]
+    return low[tile] == value or high[tile] == value
+
+
+@njit(cache=True)
+def has_tile_move(state, low, high):
+    """Whether the player to move holds a tile that fits a line it may play on."""
+    n = state[NUM_PLAYERS]
+    seat = state[CURRENT_PLAYER]
+    owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
+    for tile in range(owner.shape[0]):
+        if owner[tile] != seat:
+            continue
+        for line in range(n + 1):
+            if may_play_on(state, marker_up, seat, line):
+                value = open_values[line]
+                if low[tile] == value or high[tile] == value:
+                    return True
+    return False
+
+
+@njit(cache=True)
+def is_blocked(state, tiles_with_value):
+    """Rule 9: no tile in any hand fits any seat's line (all markers treated as up) or the open dummy."""
+    n = state[NUM_PLAYERS]
+    owner, _, _, open_values, _, _, _, _ = split_state(state)
+    last_line = n + 1 if state[DUMMY_OPEN] == 1 else n
+    for line in range(last_line):
+        for tile in tiles_with_value[open_values[line]]:
+            if owner[tile] >= 0:
+                return False
+    return True
+
+
+@njit(cache=True)
+def apply_action(state, low, high, tiles_with_value, action):
+    """Play a legal action for the player to move (the caller has checked legality).
+
+    Passing raises the marker (rule 6-7). A tile takes the place of its matching end on
+    the line (rule 5), starts the line, may open the dummy line, lowers the marker only
+    when it is a non-double on the player's own line (rule 7), gives another move after a
+    double (rule 8), and ends the hand when the player goes out or nothing can ever be
+    played again (rule 9).
+    """
+    n = state[NUM_PLAYERS]
+    t = state[NUM_TILES]
+    seat = state[CURRENT_PLAYER]
+    owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes = split_state(state)
+    state[MOVES] += 1
+    if action == (n + 1) * t:
+        marker_up[seat] = 1
+        passed_last[seat] = 1
+        state[CURRENT_PLAYER] = (seat + 1) % n
+        return
+    line = absolute_line(seat, action // t, n)
+    tile = action % t
+    open_values[line] = low[tile] + high[tile] - open_values[line]
+    owner[tile] = ON_TABLE
+    line_of[tile] = line
+    play_order[tile] = state[TILES_PLAYED]
+    state[TILES_PLAYED] += 1
+    hand_sizes[seat] -= 1
+    passed_last[seat] = 0
+    is_double = low[tile] == high[tile]
+    if line < n and line_started[line] == 0:
+        line_started[line] = 1
+        if np.all(line_started == 1):
+            state[DUMMY_OPEN] = 1
+    if line == seat and not is_double:
+        marker_up[seat] = 0
+    if hand_sizes[seat] == 0:
+        state[HAND_OVER] = 1
+        state[WENT_OUT] = seat
+    elif is_blocked(state, tiles_with_value):
+        state[HAND_OVER] = 1
+    elif not is_double:
+        state[CURRENT_PLAYER] = (seat + 1) % n
+
+
+@njit(cache=True)
+def hand_scores(state, low, high, out):
+    """Rule 10: pip sum of the tiles each seat still holds."""
+    owner = split_state(state)[0]
+    out[:] = 0
+    for tile in range(owner.shape[0]):
+        if owner[tile] >= 0:
+            out[owner[tile]] += low[tile] + high[tile]
+
+
+@njit(cache=True)
+def play_random_hands(states, low, high, tiles_with_value, uniforms):
+    """Play every hand in `states` (a 2-D array of dealt states) to its end with uniform
+    random legal moves; return the number of decisions taken.
+
+    This is the compiled self-play loop the benchmark measures as the raw engine; it
+    uses the same rule functions as everything else. Randomness comes from `uniforms`
+    (floats in [0, 1) drawn by the caller's seeded generator, reused cyclically), so no
+    global generator is read or written.
+    """
+    buffer = np.empty(states.shape[1], dtype=np.int64)
+    decisions = 0
+    for i in range(states.shape[0]):
+        state = states[i]
+        while state[HAND_OVER] == 0:
+            count = fill_legal_actions(state, tiles_with_value, buffer)
+            pick = int(uniforms[decisions % uniforms.shape[0]] * count)
+            apply_action(state, low, high, tiles_with_value, buffer[pick])
+            decisions += 1
+    return decisions

@@ -1,0 +1,306 @@
+"""One hand of the game: dealing, a hand-built position, legal actions, playing a move.
+
+:class:`HandState` is the Python face of the flat state array of
+:mod:`dominoes_env.core.rules`: it validates, names things, and delegates the rules to the
+compiled functions there.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from dominoes_env.core import rules
+from dominoes_env.core.config import GameConfig
+from dominoes_env.core.errors import IllegalActionError
+
+
+def engine_value_for_hand(config: GameConfig, hand_index: int) -> int:
+    """Rule 1: hand k of a game uses the engine (h|h) with h = N - k, wrapping after 0."""
+    return (config.highest_dominoe - hand_index) % (config.highest_dominoe + 1)
+
+
+def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
+    """Rule 2: shuffle the whole set and deal it; seats k, k+1, ... get the r extra tiles.
+
+    Returns each seat's tiles (engine included; :meth:`HandState.from_deal` takes it out).
+    """
+    n, t = config.num_players, config.num_tiles
+    sizes = [t // n] * n
+    for extra in range(t % n):
+        sizes[(hand_index + extra) % n] += 1
+    order = rng.permutation(t)
+    hands, start = [], 0
+    for size in sizes:
+        hands.append(sorted(int(tile) for tile in order[start:start + size]))
+        start += size
+    return hands
+
+
+def _as_action(action: object) -> int | None:
+    """The integer value of an action, or None if it is not an integer at all."""
+    if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+            return int(action)
+        return None
+    return int(action)
+
+
+class HandState:
+    """The full (omniscient) state of one hand.
+
+    Build it with :meth:`from_deal` (the normal start of a hand) or :meth:`from_position`
+    (any literal position, for tests and analysis). Lines are absolute here: line s is
+    seat s's line and line n the dummy; the action encoding is egocentric to the player
+    to move, as in the environment.
+    """
+
+    __slots__ = ("config", "state", "_tiles", "_buffer")
+
+    def __init__(self, config: GameConfig, state: np.ndarray) -> None:
+        self.config = config
+        self.state = state
+        self._tiles = config.tiles
+        self._buffer = np.empty(config.num_actions, dtype=np.int64)
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def _empty(cls, config: GameConfig, engine_value: int) -> HandState:
+        n, t = config.num_players, config.num_tiles
+        state = np.zeros(rules.state_size(n, t), dtype=np.int16)
+        state[rules.NUM_PLAYERS] = n
+        state[rules.NUM_TILES] = t
+        state[rules.WENT_OUT] = -1
+        state[rules.ENGINE_VALUE] = engine_value
+        hand = cls(config, state)
+        hand.owner[:] = rules.OUT_OF_PLAY
+        hand.line_of[:] = -1
+        hand.play_order[:] = -1
+        hand.open_values[:] = engine_value
+        return hand
+
+    @classmethod
+    def from_deal(cls, config: GameConfig, hands: Sequence[Iterable[int]], engine_value: int) -> HandState:
+        """Start a hand from a deal: the engine leaves its holder's hand, who moves first (rules 1-4)."""
+        engine = config.tiles.double(engine_value)
+        holders = [seat for seat, tiles in enumerate(hands) if engine in set(tiles)]
+        if len(holders) != 1:
+            raise ValueError(f"exactly one seat must hold the engine {config.tiles.name(engine)}")
+        hands = [[tile for tile in tiles if tile != engine] for tiles in hands]
+        return cls.from_position(config, hands, engine_value=engine_value, current_player=holders[0])
+
+    @classmethod
+    def deal(cls, config: GameConfig, hand_index: int, rng: np.random.Generator) -> HandState:
+        """Deal hand number `hand_index` of a game from the seeded generator `rng`."""
+        engine_value = engine_value_for_hand(config, hand_index)
+        return cls.from_deal(config, deal_hands(config, hand_index, rng), engine_value)
+
+    @classmethod
+    def from_position(
+        cls,
+        config: GameConfig,
+        hands: Sequence[Iterable[int]],
+        engine_value: int,
+        current_player: int = 0,
+        lines: Mapping[int, Sequence[int]] | None = None,
+        markers: Iterable[int] = (),
+        passed_last: Iterable[int] = (),
+    ) -> HandState:
+        """Build any position from explicit hands and lines.
+
+        Args:
+            config: the table size.
+            hands: tile indices each seat holds (the engine must not be among them).
+            engine_value: h; every line starts from the engine (h|h).
+            current_player: the seat to move.
+            lines: absolute line (seat, or n for the dummy) -> tiles played on it, in order;
+                each must chain from h. Playing on the dummy requires every seat's line started.
+            markers: seats whose marker is up.
+            passed_last: seats whose latest action was a pass.
+
+        Tiles listed nowhere are out of play (not in any hand, not on the table): this keeps
+        hand-written positions short. Raises ValueError for an inconsistent position.
+        """
+        n = config.num_players
+        if len(hands) != n:
+            raise ValueError(f"hands must list {n} seats, got {len(hands)}")
+        if not 0 <= current_player < n:
+            raise ValueError(f"current_player must be a seat 0..{n - 1}, got {current_player}")
+        if not 0 <= engine_value <= config.highest_dominoe:
+            raise ValueError(f"engine_value must be 0..{config.highest_dominoe}, got {engine_value}")
+        hand = cls._empty(config, engine_value)
+        engine = config.tiles.double(engine_value)
+        seen = {engine}
+        for seat, tiles in enumerate(hands):
+            for tile in tiles:
+                hand._claim(tile, seen)
+                hand.owner[tile] = seat
+            hand.hand_sizes[seat] = int(np.sum(hand.owner == seat))
+        for line, tiles in sorted((lines or {}).items()):
+            hand._lay_line(line, tiles, seen)
+        for seat in markers:
+            hand.marker_up[seat] = 1
+        for seat in passed_last:
+            hand.passed_last[seat] = 1
+        hand.state[rules.CURRENT_PLAYER] = current_player
+        hand._finish_if_over()
+        return hand
+
+    def _claim(self, tile: int, seen: set[int]) -> None:
+        if not 0 <= tile < self.config.num_tiles:
+            raise ValueError(f"tile index {tile} is outside 0..{self.config.num_tiles - 1}")
+        if tile in seen:
+            raise ValueError(f"tile {self._tiles.name(tile)} (index {tile}) appears twice (or is the engine)")
+        seen.add(tile)
+
+    def _lay_line(self, line: int, tiles: Sequence[int], seen: set[int]) -> None:
+        n = self.config.num_players
+        if not 0 <= line <= n:
+            raise ValueError(f"line {line} is not a seat line 0..{n - 1} or the dummy line {n}")
+        if line == n and tiles and not np.all(self.line_started == 1):
+            raise ValueError("the dummy line cannot hold tiles before every seat's line is started")
+        for tile in tiles:
+            self._claim(tile, seen)
+            low, high = self._tiles.ends(tile)
+            value = int(self.open_values[line])
+            if value not in (low, high):
+                raise ValueError(f"{self._tiles.name(tile)} does not fit line {line}, whose open value is {value}")
+            self.open_values[line] = low + high - value
+            self.owner[tile] = rules.ON_TABLE
+            self.line_of[tile] = line
+            self.play_order[tile] = self.state[rules.TILES_PLAYED]
+            self.state[rules.TILES_PLAYED] += 1
+        if tiles and line < n:
+            self.line_started[line] = 1
+            if np.all(self.line_started == 1):
+                self.state[rules.DUMMY_OPEN] = 1
+
+    def _finish_if_over(self) -> None:
+        if np.any(self.hand_sizes == 0):
+            self.state[rules.HAND_OVER] = 1
+        elif rules.is_blocked(self.state, self._tiles.tiles_with_value):
+            self.state[rules.HAND_OVER] = 1
+
+    def copy(self) -> HandState:
+        """An independent copy (one array copy)."""
+        return HandState(self.config, self.state.copy())
+
+    # ----------------------------------------------------------------- named views
+    def _view(self, index: int) -> np.ndarray:
+        return rules.split_state(self.state)[index]
+
+    owner = property(lambda self: self._view(0), doc="Seat holding each tile, ON_TABLE (-1) or OUT_OF_PLAY (-2).")
+    line_of = property(lambda self: self._view(1), doc="Absolute line of each played tile, -1 otherwise.")
+    play_order = property(lambda self: self._view(2), doc="Order in which tiles were played, -1 if not.")
+    open_values = property(lambda self: self._view(3), doc="Open value of each seat's line, then the dummy.")
+    line_started = property(lambda self: self._view(4), doc="1 once a seat's line holds a tile.")
+    marker_up = property(lambda self: self._view(5), doc="1 while a seat's marker is up.")
+    passed_last = property(lambda self: self._view(6), doc="1 if a seat's latest action was a pass.")
+    hand_sizes = property(lambda self: self._view(7), doc="Number of tiles each seat holds.")
+
+    @property
+    def current_player(self) -> int:
+        return int(self.state[rules.CURRENT_PLAYER])
+
+    @property
+    def engine_value(self) -> int:
+        return int(self.state[rules.ENGINE_VALUE])
+
+    @property
+    def dummy_open(self) -> bool:
+        return bool(self.state[rules.DUMMY_OPEN])
+
+    @property
+    def is_over(self) -> bool:
+        return bool(self.state[rules.HAND_OVER])
+
+    @property
+    def went_out(self) -> int | None:
+        """The seat that played its last tile, or None (hand going on, or blocked)."""
+        seat = int(self.state[rules.WENT_OUT])
+        return None if seat < 0 else seat
+
+    @property
+    def num_moves(self) -> int:
+        return int(self.state[rules.MOVES])
+
+    def hand(self, seat: int) -> list[int]:
+        """Tiles `seat` holds, ascending."""
+        return np.flatnonzero(self.owner == seat).tolist()
+
+    def line(self, line: int) -> list[int]:
+        """Tiles on an absolute line, in the order they were played."""
+        tiles = np.flatnonzero(self.line_of == line)
+        return tiles[np.argsort(self.play_order[tiles])].tolist()
+
+    # ----------------------------------------------------------------- rules
+    def legal_actions(self) -> np.ndarray:
+        """Legal actions of the player to move, ascending (empty once the hand is over)."""
+        if self.is_over:
+            return np.empty(0, dtype=np.int64)
+        count = rules.fill_legal_actions(self.state, self._tiles.tiles_with_value, self._buffer)
+        return self._buffer[:count].copy()
+
+    def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
+        """int8 mask over all actions (all zeros once the hand is over)."""
+        mask = np.zeros(self.config.num_actions, dtype=np.int8) if out is None else out
+        if out is not None:
+            mask[:] = 0
+        if not self.is_over:
+            rules.fill_legal_mask(self.state, self._tiles.tiles_with_value, mask)
+        return mask
+
+    def is_legal(self, action: object) -> bool:
+        value = _as_action(action)
+        return value is not None and bool(rules.is_legal(self.state, self._tiles.low, self._tiles.high, value))
+
+    def apply(self, action: object) -> None:
+        """Play `action` for the player to move.
+
+        Raises:
+            IllegalActionError: the action is not an integer, out of range, or not legal
+                here; the state is left exactly as it was.
+        """
+        if not self.is_legal(action):
+            raise IllegalActionError(self.describe_illegal(action))
+        tiles = self._tiles
+        rules.apply_action(self.state, tiles.low, tiles.high, tiles.tiles_with_value, int(action))
+
+    def describe_illegal(self, action: object) -> str:
+        """Why `action` is refused, with the legal actions listed."""
+        if self.is_over:
+            return f"action {action!r} refused: the hand is over"
+        legal = self.legal_actions().tolist()
+        value = _as_action(action)
+        if value is None:
+            reason = f"action {action!r} is not an integer"
+        elif not 0 <= value < self.config.num_actions:
+            reason = f"action {value} is out of range 0..{self.config.num_actions - 1}"
+        else:
+            reason = f"action {value} ({self.describe_action(value)}) is not legal for seat {self.current_player}"
+        named = ", ".join(f"{a} {self.describe_action(a)}" for a in legal)
+        return f"{reason}; legal actions: [{named}]"
+
+    def describe_action(self, action: int) -> str:
+        """Readable form of an action for the player to move, e.g. '(3|7) on own line'."""
+        n, t = self.config.num_players, self.config.num_tiles
+        if action == self.config.pass_action:
+            return "pass"
+        relative, tile = divmod(int(action), t)
+        where = "own line" if relative == 0 else "dummy line" if relative == n else f"line +{relative}"
+        return f"{self._tiles.name(tile)} on {where}"
+
+    def scores(self) -> np.ndarray:
+        """Rule 10: pips each seat still holds (final once the hand is over)."""
+        out = np.zeros(self.config.num_players, dtype=np.int64)
+        rules.hand_scores(self.state, self._tiles.low, self._tiles.high, out)
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HandState) and self.config == other.config and np.array_equal(self.state, other.state)
+
+    def __repr__(self) -> str:
+        return (f"HandState(players={self.config.num_players}, highest={self.config.highest_dominoe}, "
+                f"engine={self.engine_value}, to_move={self.current_player}, over={self.is_over})")

@@ -1,0 +1,261 @@
+"""The PettingZoo AEC environment: a thin adapter over :mod:`dominoes_env.core`.
+
+The engine decides everything (legal moves, whose turn, when a hand ends); this module
+translates it into agents, spaces, observations with action masks, and rewards.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from dominoes_env.core.config import make_config
+from dominoes_env.core.errors import IllegalActionError
+from dominoes_env.core.game import Game
+from dominoes_env.core.observation import Observer, layout_table
+from dominoes_env.core.render import render_table
+
+REWARD_MODES = ("score", "zero_sum", "rank")
+ILLEGAL_ACTION_MODES = ("raise", "penalize")
+OPTIONS = ("reward", "illegal_action")
+
+
+def hand_rewards(scores: np.ndarray, mode: str) -> np.ndarray:
+    """Per-seat rewards for one finished hand's pip counts (see :class:`DominoesEnv`)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.shape[0]
+    if mode == "score":
+        return -scores
+    if mode == "zero_sum":
+        return (scores.sum() - scores) / (n - 1) - scores
+    more = (scores[None, :] > scores[:, None]).sum(axis=1)
+    fewer = (scores[None, :] < scores[:, None]).sum(axis=1)
+    return (more - fewer) / (n - 1)
+
+
+class DominoesEnv(AECEnv):
+    """Mexican-Train-style dominoes for 2-8 players (PettingZoo AEC API).
+
+    Agents are ``"player_0"`` .. ``"player_{n-1}"`` by seat; the player who holds the
+    engine moves first and, after playing a double, moves again (``agent_selection``
+    follows the engine's current player, not a fixed rotation).
+
+    Actions: ``Discrete((n+1)*T + 1)`` with ``action = line * T + tile``. ``line`` is
+    egocentric (0 = own line, k = the line of the seat k places after me, n = the dummy
+    line), ``tile`` the canonical index ((0|0)=0, (0|1)=1, ..., (N|N)=T-1). Action
+    ``(n+1)*T`` passes and is legal only when nothing else is.
+
+    Observations: ``Dict(observation=Box(0, 1, (D,), int8), action_mask=Box(0, 1, (A,), int8))``.
+    The mask is the legal set for the agent to move and all zeros for everyone else. The
+    vector is egocentric and binary; its layout (D = 479 for 4 players, double-nine, one
+    hand) is, with n players, T tiles, V = N+1 values, M = ceil(T/n):
+
+    ==================  ===========  =========================================================
+    field               shape        meaning
+    ==================  ===========  =========================================================
+    ``hand``            T            tiles I hold
+    ``played``          (n+1) x T    [k, tile]: tile lies on line k (own, next seats, dummy)
+    ``open_values``     (n+1) x V    one-hot open value of each line
+    ``markers``         n            marker of seat k is up
+    ``lines_started``   n            seat k's line holds a tile
+    ``dummy_open``      1            the dummy line is open
+    ``hand_sizes``      n x M        thermometer: seat k holds more than j tiles
+    ``passed_last``     n            seat k's latest action was a pass
+    ``whose_turn``      n            one-hot seat to move (0 = me)
+    ``turns_until``     n x n        one-hot: seat k moves j turns from now
+    ``hand_number``     V            one-hot h of this hand's engine (h|h)
+    ``scores``          n x B        multi-hand games only: game score before this hand,
+                                     binary, least significant bit first
+    ==================  ===========  =========================================================
+
+    :func:`dominoes_env.decode_observation` turns a vector back into named values and
+    :func:`dominoes_env.layout_table` prints the exact indices.
+
+    Rewards (``reward=``), paid to every agent when a hand ends:
+
+    - ``"score"`` (default): minus the pips left in its hand.
+    - ``"zero_sum"``: the mean of the other players' pips minus its own (sums to zero).
+    - ``"rank"``: (opponents with more pips - opponents with fewer) / (n - 1), in [-1, 1].
+
+    With ``num_hands > 1`` the episode is a game of that many hands with engines N, N-1,
+    ..., each hand's rewards arriving as it ends; the episode ends after the last hand.
+
+    Illegal actions (not an integer, out of range, masked out, or anything but None for a
+    finished agent) raise :class:`IllegalActionError` (a ValueError) naming the action and
+    the legal ones, and change nothing. ``illegal_action="penalize"`` instead ends the game
+    with -1 for the offender and 0 for the others, as PettingZoo's classic games do.
+
+    Randomness: only ``reset(seed=...)``; the same seed gives the same deals.
+    """
+
+    metadata = {"name": "dominoes_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1,
+                 render_mode: str | None = None, **options: Any) -> None:
+        super().__init__()
+        self.config = make_config(num_players, highest_dominoe)
+        if isinstance(num_hands, bool) or not isinstance(num_hands, numbers.Integral) or num_hands < 1:
+            raise ValueError(f"num_hands must be a positive integer, got {num_hands!r}")
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown option(s) {unknown}; options are {list(OPTIONS)}")
+        self.reward_mode = _choice("reward", options.get("reward", "score"), REWARD_MODES)
+        self.illegal_action = _choice("illegal_action", options.get("illegal_action", "raise"), ILLEGAL_ACTION_MODES)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not supported; choose None, 'ansi' or 'human'")
+        self.render_mode = render_mode
+        self.num_hands = int(num_hands)
+        self.observer = Observer(self.config, self.num_hands)
+        self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
+        self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        observation_space = spaces.Dict({
+            "observation": spaces.Box(0, 1, (self.observer.size,), np.int8),
+            "action_mask": spaces.Box(0, 1, (self.config.num_actions,), np.int8),
+        })
+        action_space = spaces.Discrete(self.config.num_actions)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
+        self.game: Game | None = None
+        self._mask = np.zeros(self.config.num_actions, dtype=np.int8)
+        self._no_moves = np.zeros(self.config.num_actions, dtype=np.int8)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None or not hasattr(self, "_np_random_seeded"):
+            self.np_random, self.np_random_seed = _seeded(seed)
+            self._np_random_seeded = True
+        self.game = Game(self.config, self.num_hands, self.np_random)
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self._after_move()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat[agent]
+        game = self.game
+        observation = self.observer.encode(game.hand.state, seat, game.scores_before_hand)
+        is_mover = agent == self.agent_selection and not self.terminations[agent]
+        mask = self._mask.copy() if is_mover else self._no_moves.copy()
+        return {"observation": observation, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(f"{agent} is done: the only valid action is None, got {action!r}")
+            self._was_dead_step(action)
+            return
+        if not self._is_legal(action):
+            if self.illegal_action == "raise":
+                raise IllegalActionError(f"{agent}: {self.game.hand.describe_illegal(action)}")
+            self._penalize(agent, action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        hand_index = self.game.hand_index
+        finished = self.game.apply(int(action))
+        if finished is not None:
+            self._pay_hand(finished, hand_index)
+        self._after_move()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _is_legal(self, action: Any) -> bool:
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+            return False
+        return 0 <= action < self._mask.shape[0] and self._mask[action] == 1
+
+    def _pay_hand(self, scores: np.ndarray, hand_index: int) -> None:
+        rewards = hand_rewards(scores, self.reward_mode)
+        for seat, agent in enumerate(self.possible_agents):
+            self.rewards[agent] = float(rewards[seat])
+            self.infos[agent] = {"hand_index": hand_index, "hand_scores": scores.tolist(),
+                                 "game_scores": self.game.totals.tolist()}
+        if self.game.is_over:
+            self.terminations = dict.fromkeys(self.agents, True)
+
+    def _penalize(self, agent: str, action: Any) -> None:
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = -1.0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.infos[agent] = {"illegal_action": action}
+        self._mask[:] = 0
+        self._accumulate_rewards()
+
+    def _after_move(self) -> None:
+        """Point agent_selection at the engine's player to move and cache its legal mask."""
+        hand = self.game.hand
+        self.agent_selection = self.possible_agents[hand.current_player]
+        hand.legal_mask(out=self._mask)
+
+    # ------------------------------------------------------------------ display
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+            gymnasium.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = self.table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def table_text(self) -> str:
+        """The text picture of the table that render() shows."""
+        if self.game is None:
+            return "(no game yet: call reset())"
+        game = self.game
+        scores = game.scores_before_hand if self.num_hands > 1 else None
+        return render_table(game.hand, game.hand_index, self.num_hands, scores)
+
+    def layout_table(self) -> str:
+        """The observation layout of this env as a Markdown index table."""
+        return layout_table(self.config, self.num_hands)
+
+    def close(self) -> None:
+        pass
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; choose one of {list(allowed)}")
+    return value
+
+
+def _seeded(seed: int | None) -> tuple[np.random.Generator, int]:
+    from gymnasium.utils import seeding
+    return seeding.np_random(seed)
+
+
+def raw_env(num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1,
+            render_mode: str | None = None, **options: Any) -> DominoesEnv:
+    """The bare environment (no PettingZoo wrappers): fastest, no order checks."""
+    return DominoesEnv(num_players, highest_dominoe, num_hands, render_mode, **options)
+
+
+def env(num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1,
+        render_mode: str | None = None, **options: Any) -> AECEnv:
+    """The environment wrapped in PettingZoo's OrderEnforcingWrapper (the recommended entry point).
+
+    Illegal actions are the env's own business (an IllegalActionError, or the penalty),
+    so PettingZoo's assert-based wrappers are not added.
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_dominoe, num_hands, render_mode, **options))
