@@ -142,6 +142,7 @@ class DominoesEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {} for agent in self.agents}
+        self._rewards_pending = False
         self._after_move()
         if self.render_mode == "human":
             self.render()
@@ -166,20 +167,26 @@ class DominoesEnv(AECEnv):
                 raise IllegalActionError(f"{agent}: {self.game.hand.describe_illegal(action)}")
             self._penalize(agent, action)
             return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
         hand_index = self.game.hand_index
-        finished = self.game.apply(int(action))
-        if finished is not None:
-            self._pay_hand(finished, hand_index)
+        finished = self.game.apply(int(action), checked=True)
+        if finished is not None or self._rewards_pending:
+            # Only steps that end a hand pay anything; the others skip the bookkeeping.
+            self._cumulative_rewards[agent] = 0.0
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewards_pending = finished is not None
+            if finished is not None:
+                self._pay_hand(finished, hand_index)
+            self._accumulate_rewards()
+        else:
+            self._cumulative_rewards[agent] = 0.0
         self._after_move()
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def _is_legal(self, action: Any) -> bool:
-        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
-            return False
+        if not (type(action) is int or isinstance(action, np.integer)):
+            if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+                return False
         return 0 <= action < self._mask.shape[0] and self._mask[action] == 1
 
     def _pay_hand(self, scores: np.ndarray, hand_index: int) -> None:
@@ -198,13 +205,14 @@ class DominoesEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, True)
         self.infos[agent] = {"illegal_action": action}
         self._mask[:] = 0
+        self._rewards_pending = True
         self._accumulate_rewards()
 
     def _after_move(self) -> None:
         """Point agent_selection at the engine's player to move and cache its legal mask."""
         hand = self.game.hand
         self.agent_selection = self.possible_agents[hand.current_player]
-        hand.legal_mask(out=self._mask)
+        hand.legal_mask(out=self._mask)  # validates the next action and backs observe()
 
     # ------------------------------------------------------------------ display
     def render(self) -> str | None:

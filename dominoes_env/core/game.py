@@ -35,12 +35,16 @@ class Game:
         """Game scores before the hand being played (the totals once the game is over)."""
         return self.totals
 
-    def apply(self, action: object) -> np.ndarray | None:
+    def apply(self, action: object, checked: bool = False) -> np.ndarray | None:
         """Play an action; return the finished hand's scores when this action ended a hand.
 
-        Raises IllegalActionError (the game unchanged) for an illegal action.
+        Raises IllegalActionError (the game unchanged) for an illegal action, unless
+        `checked` says the caller already validated it against the legal mask.
         """
-        self.hand.apply(action)
+        if checked:
+            self.hand.apply_unchecked(action)
+        else:
+            self.hand.apply(action)
         if not self.hand.is_over:
             return None
         scores = self.hand.scores()

@@ -127,7 +127,10 @@ def fill_legal_actions(state, tiles_with_value, out):
 
 @njit(cache=True)
 def fill_legal_mask(state, tiles_with_value, mask):
-    """Set mask[action] = 1 for each legal action of the player to move (mask must be zeroed)."""
+    """Write the int8 legal-action mask of the player to move (all zeros once the hand is over)."""
+    mask[:] = 0
+    if state[HAND_OVER] == 1:
+        return
     n = state[NUM_PLAYERS]
     t = state[NUM_TILES]
     seat = state[CURRENT_PLAYER]
@@ -238,6 +241,15 @@ def apply_action(state, low, high, tiles_with_value, action):
         state[HAND_OVER] = 1
     elif not is_double:
         state[CURRENT_PLAYER] = (seat + 1) % n
+
+
+@njit(cache=True)
+def apply_if_legal(state, low, high, tiles_with_value, action):
+    """Apply `action` if it is legal and return True; otherwise change nothing and return False."""
+    if not is_legal(state, low, high, action):
+        return False
+    apply_action(state, low, high, tiles_with_value, action)
+    return True
 
 
 @njit(cache=True)

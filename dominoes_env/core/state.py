@@ -22,30 +22,34 @@ def engine_value_for_hand(config: GameConfig, hand_index: int) -> int:
     return (config.highest_dominoe - hand_index) % (config.highest_dominoe + 1)
 
 
-def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
-    """Rule 2: shuffle the whole set and deal it; seats k, k+1, ... get the r extra tiles.
-
-    Returns each seat's tiles (engine included; :meth:`HandState.from_deal` takes it out).
-    """
+def _seat_of_deal_position(config: GameConfig, hand_index: int) -> np.ndarray:
+    """Seat receiving each position of the shuffled set: floor(T/n) each, in seat order, with
+    one extra tile for seats k, k+1, ..., k+r-1 (mod n) in hand k (rule 2)."""
     n, t = config.num_players, config.num_tiles
-    sizes = [t // n] * n
-    for extra in range(t % n):
-        sizes[(hand_index + extra) % n] += 1
-    order = rng.permutation(t)
-    hands, start = [], 0
-    for size in sizes:
-        hands.append(sorted(int(tile) for tile in order[start:start + size]))
-        start += size
-    return hands
+    sizes = np.full(n, t // n)
+    sizes[(hand_index + np.arange(t % n)) % n] += 1
+    return np.repeat(np.arange(n, dtype=np.int16), sizes)
+
+
+def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
+    """Rule 2: shuffle the whole set and deal it; each seat's tiles, ascending (engine included).
+
+    Draws from `rng` exactly as :meth:`HandState.deal` does, so both give the same deal.
+    """
+    seats = np.empty(config.num_tiles, dtype=np.int16)
+    seats[rng.permutation(config.num_tiles)] = _seat_of_deal_position(config, hand_index)
+    return [np.flatnonzero(seats == seat).tolist() for seat in range(config.num_players)]
 
 
 def _as_action(action: object) -> int | None:
-    """The integer value of an action, or None if it is not an integer at all."""
-    if isinstance(action, bool) or not isinstance(action, numbers.Integral):
-        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-            return int(action)
-        return None
-    return int(action)
+    """The integer value of an action, or None if it is not an integer (bools are not actions)."""
+    if type(action) is int or isinstance(action, np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    if isinstance(action, numbers.Integral) and not isinstance(action, bool):
+        return int(action)
+    return None
 
 
 class HandState:
@@ -57,12 +61,13 @@ class HandState:
     to move, as in the environment.
     """
 
-    __slots__ = ("config", "state", "_tiles", "_buffer")
+    __slots__ = ("config", "state", "_tiles", "_buffer", "_num_actions")
 
     def __init__(self, config: GameConfig, state: np.ndarray) -> None:
         self.config = config
         self.state = state
         self._tiles = config.tiles
+        self._num_actions = config.num_actions
         self._buffer = np.empty(config.num_actions, dtype=np.int64)
 
     # ----------------------------------------------------------------- construction
@@ -83,19 +88,40 @@ class HandState:
 
     @classmethod
     def from_deal(cls, config: GameConfig, hands: Sequence[Iterable[int]], engine_value: int) -> HandState:
-        """Start a hand from a deal: the engine leaves its holder's hand, who moves first (rules 1-4)."""
+        """Start a hand from a deal: the engine leaves its holder's hand, who moves first (rules 1-4).
+
+        `hands` must hold every tile of the set exactly once.
+        """
+        n, t = config.num_players, config.num_tiles
+        if len(hands) != n:
+            raise ValueError(f"hands must list {n} seats, got {len(hands)}")
+        owner = np.full(t, -1, dtype=np.int16)
+        for seat, tiles in enumerate(hands):
+            owner[np.asarray(list(tiles), dtype=np.int64)] = seat
+        counts = np.bincount(np.concatenate([np.asarray(list(h), dtype=np.int64) for h in hands]), minlength=t)
+        if counts.shape[0] != t or np.any(counts != 1):
+            raise ValueError(f"a deal must hold each of the {t} tiles exactly once")
+        return cls._from_owner(config, owner, engine_value)
+
+    @classmethod
+    def _from_owner(cls, config: GameConfig, owner: np.ndarray, engine_value: int) -> HandState:
+        """Start a hand from each tile's seat (every tile dealt): the fast path of :meth:`deal`."""
         engine = config.tiles.double(engine_value)
-        holders = [seat for seat, tiles in enumerate(hands) if engine in set(tiles)]
-        if len(holders) != 1:
-            raise ValueError(f"exactly one seat must hold the engine {config.tiles.name(engine)}")
-        hands = [[tile for tile in tiles if tile != engine] for tiles in hands]
-        return cls.from_position(config, hands, engine_value=engine_value, current_player=holders[0])
+        hand = cls._empty(config, engine_value)
+        holder = int(owner[engine])
+        hand.owner[:] = owner
+        hand.owner[engine] = rules.OUT_OF_PLAY
+        hand.hand_sizes[:] = np.bincount(owner, minlength=config.num_players)
+        hand.hand_sizes[holder] -= 1
+        hand.state[rules.CURRENT_PLAYER] = holder
+        return hand
 
     @classmethod
     def deal(cls, config: GameConfig, hand_index: int, rng: np.random.Generator) -> HandState:
-        """Deal hand number `hand_index` of a game from the seeded generator `rng`."""
-        engine_value = engine_value_for_hand(config, hand_index)
-        return cls.from_deal(config, deal_hands(config, hand_index, rng), engine_value)
+        """Deal hand number `hand_index` of a game from the seeded generator `rng` (rules 1-4)."""
+        owner = np.empty(config.num_tiles, dtype=np.int16)
+        owner[rng.permutation(config.num_tiles)] = _seat_of_deal_position(config, hand_index)
+        return cls._from_owner(config, owner, engine_value_for_hand(config, hand_index))
 
     @classmethod
     def from_position(
@@ -238,23 +264,22 @@ class HandState:
     # ----------------------------------------------------------------- rules
     def legal_actions(self) -> np.ndarray:
         """Legal actions of the player to move, ascending (empty once the hand is over)."""
-        if self.is_over:
+        if self.state[rules.HAND_OVER]:
             return np.empty(0, dtype=np.int64)
         count = rules.fill_legal_actions(self.state, self._tiles.tiles_with_value, self._buffer)
         return self._buffer[:count].copy()
 
     def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
-        """int8 mask over all actions (all zeros once the hand is over)."""
-        mask = np.zeros(self.config.num_actions, dtype=np.int8) if out is None else out
-        if out is not None:
-            mask[:] = 0
-        if not self.is_over:
-            rules.fill_legal_mask(self.state, self._tiles.tiles_with_value, mask)
+        """int8 mask over all actions (all zeros once the hand is over); written into `out` if given."""
+        mask = np.empty(self.config.num_actions, dtype=np.int8) if out is None else out
+        rules.fill_legal_mask(self.state, self._tiles.tiles_with_value, mask)
         return mask
 
     def is_legal(self, action: object) -> bool:
         value = _as_action(action)
-        return value is not None and bool(rules.is_legal(self.state, self._tiles.low, self._tiles.high, value))
+        if value is None or not 0 <= value < self._num_actions:
+            return False
+        return bool(rules.is_legal(self.state, self._tiles.low, self._tiles.high, value))
 
     def apply(self, action: object) -> None:
         """Play `action` for the player to move.
@@ -263,10 +288,20 @@ class HandState:
             IllegalActionError: the action is not an integer, out of range, or not legal
                 here; the state is left exactly as it was.
         """
-        if not self.is_legal(action):
-            raise IllegalActionError(self.describe_illegal(action))
+        value = _as_action(action)
         tiles = self._tiles
-        rules.apply_action(self.state, tiles.low, tiles.high, tiles.tiles_with_value, int(action))
+        legal = value is not None and 0 <= value < self._num_actions
+        if not (legal and rules.apply_if_legal(self.state, tiles.low, tiles.high, tiles.tiles_with_value, value)):
+            raise IllegalActionError(self.describe_illegal(action))
+
+    def apply_unchecked(self, action: int) -> None:
+        """Play an action the caller has already checked against :meth:`legal_mask`.
+
+        The environment validates every action against the mask it hands out, so it skips
+        the second check; anything else should call :meth:`apply`.
+        """
+        tiles = self._tiles
+        rules.apply_action(self.state, tiles.low, tiles.high, tiles.tiles_with_value, action)
 
     def describe_illegal(self, action: object) -> str:
         """Why `action` is refused, with the legal actions listed."""
