@@ -192,5 +192,6 @@ def layout_table(config: GameConfig, num_hands: int = 1) -> str:
     rows = ["| indices | field | shape | encoding | meaning |", "|---|---|---|---|---|"]
     for f in observation_fields(config, num_hands):
         shape = " x ".join(str(s) for s in f.shape)
-        rows.append(f"| {f.offset}-{f.offset + f.size - 1} | `{f.name}` | {shape} | {f.encoding} | {f.meaning} |")
+        meaning = f.meaning.replace("|", "\\|")  # tiles like (h|h) would split the Markdown cell
+        rows.append(f"| {f.offset}-{f.offset + f.size - 1} | `{f.name}` | {shape} | {f.encoding} | {meaning} |")
     return "\n".join(rows)
