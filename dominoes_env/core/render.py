@@ -22,8 +22,8 @@ def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
         lines.append(f"  player_{seat}  [{hand.hand_sizes[seat]:2d} tiles] {marker}  open {hand.open_values[seat]:2d} : "
                      f"{played}{total}")
     dummy = " ".join(tiles.name(t) for t in hand.line(n)) or "-"
-    state = "open" if hand.dummy_open else "closed"
-    lines.append(f"  dummy     ({state})              open {hand.open_values[n]:2d} : {dummy}")
+    state = "(open)" if hand.dummy_open else "(closed)"
+    lines.append(f"  dummy     {state:24s}open {hand.open_values[n]:2d} : {dummy}")
     if hand.is_over:
         scores = ", ".join(f"player_{s}: {int(p)}" for s, p in enumerate(hand.scores()))
         how = f"player_{hand.went_out} went out" if hand.went_out is not None else "blocked"

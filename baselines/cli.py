@@ -1,0 +1,38 @@
+"""The ``dominoes`` command: one entry point, one subcommand per module.
+
+Subcommands are imported only when used, so ``dominoes league`` never pays for torch.
+Each module listed in :data:`SUBCOMMANDS` defines ``add_arguments(parser)`` and
+``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("baselines.demo", "play one seeded hand between random players, shown as text"),
+    "evaluate": ("baselines.evaluate", "evaluate policies against each other with rotated seats"),
+    "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
+    "train": ("baselines.train", "train a learning policy"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="dominoes", description="dominoes-env: play, evaluate, rank and train.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in SUBCOMMANDS.items():
+        commands.add_parser(name, help=help_text, add_help=False)
+    if not argv or argv[0] not in SUBCOMMANDS:
+        parser.parse_args(argv or ["--help"])
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
+    sub = argparse.ArgumentParser(prog=f"dominoes {argv[0]}", description=SUBCOMMANDS[argv[0]][1])
+    module.add_arguments(sub)
+    return int(module.run(sub.parse_args(argv[1:])) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

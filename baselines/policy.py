@@ -1,0 +1,124 @@
+"""The one interface every policy implements, and the registry that makes them by name.
+
+A policy is a plain object: it sees what the environment gives its player (the
+observation vector and the action mask) and returns an action. It never owns the game
+loop (compare Stable-Baselines3's ``predict`` and OpenSpiel's bots), so the same object
+plays in the evaluation harness, the league, or a user's own loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dominoes_env import make_config
+from dominoes_env.core.config import GameConfig
+
+SeedLike = int | np.random.Generator | None
+
+_REGISTRY: dict[str, type[Policy]] = {}
+
+
+class Policy(ABC):
+    """Base class: construct with the game configuration and an optional seed or generator.
+
+    Subclasses take their parameters as keyword arguments of ``__init__`` (with the
+    original project's defaults) and implement :meth:`act`.
+    """
+
+    name: ClassVar[str] = "policy"
+
+    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None) -> None:
+        self.config: GameConfig = make_config(num_players, highest_dominoe)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    @property
+    def num_players(self) -> int:
+        return self.config.num_players
+
+    @property
+    def highest_dominoe(self) -> int:
+        return self.config.highest_dominoe
+
+    def reset(self) -> None:
+        """Called at the start of every hand; forget anything kept from the previous one."""
+
+    @abstractmethod
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """Return a legal action (an index where ``action_mask`` is 1)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_players={self.num_players}, highest_dominoe={self.highest_dominoe})"
+
+
+def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
+    """Class decorator: make a Policy subclass available to :func:`make_policy` under `name`."""
+
+    def decorate(cls: type[Policy]) -> type[Policy]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"a policy named {name!r} is already registered ({_REGISTRY[name].__name__})")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def policy_names() -> list[str]:
+    """Names :func:`make_policy` accepts, sorted."""
+    _load_builtin_policies()
+    return sorted(_REGISTRY)
+
+
+def policy_parameters(name: str) -> dict[str, Any]:
+    """The tunable parameters of a policy and their defaults."""
+    cls = _policy_class(name)
+    signature = inspect.signature(cls.__init__)
+    skip = {"self", "num_players", "highest_dominoe", "seed"}
+    return {p.name: p.default for p in signature.parameters.values()
+            if p.name not in skip and p.kind is p.KEYWORD_ONLY or (p.name not in skip and p.kind is p.POSITIONAL_OR_KEYWORD)}
+
+
+def make_policy(name: str, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+                **params: Any) -> Policy:
+    """Make a registered policy by name, e.g. ``make_policy("greedy", 4, 9, seed=0)``.
+
+    Raises:
+        ValueError: an unknown name or parameter (the message lists what exists).
+    """
+    cls = _policy_class(name)
+    known = policy_parameters(name)
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        listing = ", ".join(f"{k}={v!r}" for k, v in known.items()) or "none"
+        raise ValueError(f"policy {name!r} has no parameter(s) {unknown}; its parameters are: {listing}")
+    return cls(num_players=num_players, highest_dominoe=highest_dominoe, seed=seed, **params)
+
+
+def _policy_class(name: str) -> type[Policy]:
+    _load_builtin_policies()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def _load_builtin_policies() -> None:
+    """Import the modules that register the shipped policies (lazily, to avoid import cycles)."""
+    import importlib
+
+    for module in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:  # an optional learner whose extra is not installed
+            if error.name not in _OPTIONAL_DEPENDENCIES:
+                raise
+
+
+# Modules that register policies when imported. Learners needing an optional extra
+# (torch) are skipped when it is missing.
+_BUILTIN_MODULES: list[str] = ["baselines.handcrafted", "baselines.td_lambda"]
+_OPTIONAL_DEPENDENCIES = {"torch", "safetensors"}
