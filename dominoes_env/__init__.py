@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dominoes_env.core import GameConfig, HandState, IllegalActionError, make_config
+from dominoes_env.core.afterstate import afterstate
 from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
@@ -55,6 +56,6 @@ def _register() -> None:
 _register()
 
 __all__ = [
-    "DominoesEnv", "ENV_ID", "GameConfig", "HandState", "IllegalActionError", "decode_observation",
+    "DominoesEnv", "ENV_ID", "GameConfig", "HandState", "IllegalActionError", "afterstate", "decode_observation",
     "env", "layout_table", "make_config", "raw_env",
 ]

@@ -19,6 +19,7 @@ from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer, layout_table
 from dominoes_env.core.render import render_table
+from dominoes_env.core.state import as_action
 
 REWARD_MODES = ("score", "zero_sum", "rank")
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
@@ -132,10 +133,22 @@ class DominoesEnv(AECEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new episode.
+
+        Args:
+            seed: seeds the env's only random generator (the deals).
+            options: ``{"position": HandState}`` starts the episode from that position
+                instead of a deal (for analysis, tests and replays), optionally with
+                ``"hand_index"``, its number in the game (default N - h, h its engine);
+                later hands of a multi-hand game are dealt from the seeded generator.
+                Other keys are ignored, as PettingZoo's API test expects.
+        """
+        options = dict(options or {})
         if seed is not None or not hasattr(self, "_np_random_seeded"):
             self.np_random, self.np_random_seed = _seeded(seed)
             self._np_random_seeded = True
-        self.game = Game(self.config, self.num_hands, self.np_random)
+        self.game = Game(self.config, self.num_hands, self.np_random,
+                         options.get("position"), options.get("hand_index"))
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -184,10 +197,9 @@ class DominoesEnv(AECEnv):
             self.render()
 
     def _is_legal(self, action: Any) -> bool:
-        if not (type(action) is int or isinstance(action, np.integer)):
-            if isinstance(action, bool) or not isinstance(action, numbers.Integral):
-                return False
-        return 0 <= action < self._mask.shape[0] and self._mask[action] == 1
+        # The engine's notion of an integer action (0-d integer arrays included, bools not).
+        value = action if type(action) is int else as_action(action)
+        return value is not None and 0 <= value < self._mask.shape[0] and self._mask[value] == 1
 
     def _pay_hand(self, scores: np.ndarray, hand_index: int) -> None:
         rewards = hand_rewards(scores, self.reward_mode)

@@ -61,9 +61,9 @@ class GameConfig:
         return n * (n + 1) * (n + 2) // 2
 
 
-def _check_int(name: str, value: object) -> int:
+def _check_int(name: str, value: object, allowed: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer ({allowed}), got {value!r}")
     return int(value)
 
 
@@ -74,8 +74,9 @@ def make_config(num_players: int = 4, highest_dominoe: int = 9) -> GameConfig:
         ValueError: if the number of players is outside 2..8, the set is outside
             double-6..double-18, or the set cannot give each player a tile besides the engine.
     """
-    num_players = _check_int("num_players", num_players)
-    highest_dominoe = _check_int("highest_dominoe", highest_dominoe)
+    num_players = _check_int("num_players", num_players, f"{MIN_PLAYERS} to {MAX_PLAYERS} players")
+    highest_dominoe = _check_int("highest_dominoe", highest_dominoe,
+                                 f"double-{MIN_HIGHEST} to double-{MAX_HIGHEST}: {MIN_HIGHEST}..{MAX_HIGHEST}")
     if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
         raise ValueError(
             f"num_players={num_players} is not supported: choose {MIN_PLAYERS} to {MAX_PLAYERS} players"

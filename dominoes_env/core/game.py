@@ -15,16 +15,34 @@ class Game:
     being played (or the last one, once the game is over).
     """
 
-    def __init__(self, config: GameConfig, num_hands: int, rng: np.random.Generator) -> None:
+    def __init__(self, config: GameConfig, num_hands: int, rng: np.random.Generator,
+                 first_hand: HandState | None = None, first_hand_index: int | None = None) -> None:
+        """Deal the first hand from `rng`, or start from the given position `first_hand`.
+
+        With `first_hand`, `first_hand_index` (the hand's number in the game, which fixes
+        the engines and deals of the hands after it) defaults to the first hand whose engine
+        is the position's: N - h.
+        """
         if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 1:
             raise ValueError(f"num_hands must be a positive integer, got {num_hands!r}")
         self.config = config
         self.num_hands = int(num_hands)
         self.rng = rng
-        self.hand_index = 0
         self.totals = np.zeros(config.num_players, dtype=np.int64)
         self.hand_scores: list[np.ndarray] = []
-        self.hand = HandState.deal(config, 0, rng)
+        if first_hand is None:
+            self.hand_index = 0
+            self.hand = HandState.deal(config, 0, rng)
+            return
+        if not isinstance(first_hand, HandState) or first_hand.config != config:
+            raise ValueError(f"the starting position must be a HandState of {config.num_players} players, "
+                             f"double-{config.highest_dominoe}")
+        if first_hand.is_over:
+            raise ValueError("the starting position is a finished hand")
+        if first_hand_index is None:
+            first_hand_index = config.highest_dominoe - first_hand.engine_value
+        self.hand_index = int(first_hand_index)
+        self.hand = first_hand.copy()
 
     @property
     def is_over(self) -> bool:

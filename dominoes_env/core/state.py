@@ -8,6 +8,7 @@ compiled functions there.
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -41,7 +42,7 @@ def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) ->
     return [np.flatnonzero(seats == seat).tolist() for seat in range(config.num_players)]
 
 
-def _as_action(action: object) -> int | None:
+def as_action(action: object) -> int | None:
     """The integer value of an action, or None if it is not an integer (bools are not actions)."""
     if type(action) is int or isinstance(action, np.integer):
         return int(action)
@@ -50,6 +51,29 @@ def _as_action(action: object) -> int | None:
     if isinstance(action, numbers.Integral) and not isinstance(action, bool):
         return int(action)
     return None
+
+
+@lru_cache(maxsize=None)
+def _view_bounds(num_players: int, num_tiles: int) -> tuple[tuple[int, int], ...]:
+    """(start, stop) of each named view, in the order of :func:`rules.split_state`.
+
+    Computed once per table size: slicing from Python is far cheaper than calling the
+    compiled split_state, and the two are checked against each other in the tests.
+    """
+    sizes = [num_tiles] * 3 + [num_players + 1] + [num_players] * 4
+    bounds, start = [], rules.HEADER_SIZE
+    for size in sizes:
+        bounds.append((start, start + size))
+        start += size
+    return tuple(bounds)
+
+
+def _seat(config: GameConfig, seat: object, what: str) -> int:
+    """`seat` as a seat number, or a ValueError naming `what` and the seats that exist."""
+    value = as_action(seat)
+    if value is None or not 0 <= value < config.num_players:
+        raise ValueError(f"{what}: {seat!r} is not a seat; seats are 0..{config.num_players - 1}")
+    return value
 
 
 class HandState:
@@ -152,9 +176,10 @@ class HandState:
         n = config.num_players
         if len(hands) != n:
             raise ValueError(f"hands must list {n} seats, got {len(hands)}")
-        if not 0 <= current_player < n:
-            raise ValueError(f"current_player must be a seat 0..{n - 1}, got {current_player}")
-        if not 0 <= engine_value <= config.highest_dominoe:
+        current_player = _seat(config, current_player, "current_player")
+        markers = [_seat(config, seat, "markers") for seat in markers]
+        passed_last = [_seat(config, seat, "passed_last") for seat in passed_last]
+        if as_action(engine_value) is None or not 0 <= engine_value <= config.highest_dominoe:
             raise ValueError(f"engine_value must be 0..{config.highest_dominoe}, got {engine_value}")
         hand = cls._empty(config, engine_value)
         engine = config.tiles.double(engine_value)
@@ -215,7 +240,8 @@ class HandState:
 
     # ----------------------------------------------------------------- named views
     def _view(self, index: int) -> np.ndarray:
-        return rules.split_state(self.state)[index]
+        start, stop = _view_bounds(self.config.num_players, self.config.num_tiles)[index]
+        return self.state[start:stop]
 
     owner = property(lambda self: self._view(0), doc="Seat holding each tile, ON_TABLE (-1) or OUT_OF_PLAY (-2).")
     line_of = property(lambda self: self._view(1), doc="Absolute line of each played tile, -1 otherwise.")
@@ -276,7 +302,7 @@ class HandState:
         return mask
 
     def is_legal(self, action: object) -> bool:
-        value = _as_action(action)
+        value = as_action(action)
         if value is None or not 0 <= value < self._num_actions:
             return False
         return bool(rules.is_legal(self.state, self._tiles.low, self._tiles.high, value))
@@ -288,7 +314,7 @@ class HandState:
             IllegalActionError: the action is not an integer, out of range, or not legal
                 here; the state is left exactly as it was.
         """
-        value = _as_action(action)
+        value = as_action(action)
         tiles = self._tiles
         legal = value is not None and 0 <= value < self._num_actions
         if not (legal and rules.apply_if_legal(self.state, tiles.low, tiles.high, tiles.tiles_with_value, value)):
@@ -308,7 +334,7 @@ class HandState:
         if self.is_over:
             return f"action {action!r} refused: the hand is over"
         legal = self.legal_actions().tolist()
-        value = _as_action(action)
+        value = as_action(action)
         if value is None:
             reason = f"action {action!r} is not an integer"
         elif not 0 <= value < self.config.num_actions:
