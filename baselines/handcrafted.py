@@ -1,0 +1,270 @@
+"""The six hand-crafted policies of BASELINES.md: random, greedy, stupid, double, best_line, persistent_line.
+
+Every policy but random is a *score per legal move plus one shared tie-break*: it gives
+each action a score and :func:`best_legal_action` plays the legal action with the highest
+score, **the lowest action index among equal scores**. Since ``action = line * T + tile``
+with line 0 the player's own line, that rule prefers the own line, then the next seats'
+lines in seat order, then the dummy line, and within a line the lower tile index. It is
+deterministic and costs nothing (the reference's ``np.argmax`` also took the first of equal
+options, in an order of its own that is not reproduced).
+
+The policies read only what the environment hands their player (the observation vector
+and the action mask) through the layout declared in :mod:`dominoes_env.core.observation`
+(:class:`ObservationView` slices the few fields they need), never the env's internals,
+and they work for every table size the env supports.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from baselines.chain_search import (IN_LINE_DISCOUNT, MAX_LINE_LENGTH, OFF_LINE_DISCOUNT, check_parameters,
+                                    discount_powers, search_best_chain, value_in_hand_of)
+from baselines.policy import Policy, SeedLike, register_policy
+from dominoes_env.core.config import GameConfig
+from dominoes_env.core.observation import observation_fields
+
+
+@njit(cache=True)
+def best_legal_action(scores, action_mask):
+    """The shared tie-break: the legal action with the highest score, lowest index among equals."""
+    best = -1
+    for action in range(action_mask.shape[0]):
+        if action_mask[action] and (best < 0 or scores[action] > scores[best]):
+            best = action
+    return best
+
+
+@njit(cache=True)
+def kept_chain_value(observation, hand_start, open_start, chain, low, high, in_pow, off_pow):
+    """Value of a kept chain for the hand in `observation`, or NaN if the chain no longer
+    starts at the own line's open value or a chain tile has left the hand.
+
+    Compiled, since persistent_line asks it at most of its decisions.
+    """
+    head = chain[0]
+    if observation[open_start + low[head]] == 0 and observation[open_start + high[head]] == 0:
+        return np.nan
+    for tile in chain:
+        if observation[hand_start + tile] == 0:
+            return np.nan
+    total = 0
+    for tile in range(low.shape[0]):
+        if observation[hand_start + tile]:
+            total += low[tile] + high[tile]
+    return value_in_hand_of(chain, total, low, high, in_pow, off_pow)
+
+
+class ObservationView:
+    """Where the fields the hand-crafted policies read lie in an observation vector.
+
+    The offsets come from :func:`observation_fields`, the env's one declaration of the
+    layout; a multi-hand game only appends the scores, so the offsets hold for every game
+    length.
+    """
+
+    def __init__(self, config: GameConfig) -> None:
+        fields = {field.name: field for field in observation_fields(config)}
+        t, v = config.num_tiles, config.highest_dominoe + 1
+        self.hand = fields["hand"].slice
+        played = fields["played"].offset
+        self.played_on_own_line = slice(played, played + t)  # row 0 of played: my line
+        open_values = fields["open_values"].offset
+        self.own_open_value = slice(open_values, open_values + v)  # row 0 of open_values, one-hot
+
+    def hand_tiles(self, observation: np.ndarray) -> np.ndarray:
+        """Tiles held, ascending (int64)."""
+        return observation[self.hand].nonzero()[0]
+
+    def open_value(self, observation: np.ndarray) -> int:
+        """The open value of the player's own line."""
+        return int(observation[self.own_open_value].argmax())
+
+    def tiles_on_own_line(self, observation: np.ndarray) -> int:
+        """How many tiles lie on the player's own line (anyone's)."""
+        return int(np.count_nonzero(observation[self.played_on_own_line]))
+
+
+def _per_action(config: GameConfig, tile_scores: np.ndarray) -> np.ndarray:
+    """A score table over all actions from one score per tile (the pass action scores 0)."""
+    return np.append(np.tile(tile_scores.astype(np.float64), config.num_lines), 0.0)
+
+
+@register_policy("random")
+class RandomPolicy(Policy):
+    """Uniform over the legal (tile, line) pairs: a tile legal in two places is twice as likely."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = action_mask.nonzero()[0]
+        # one uniform float is several times cheaper than Generator.integers, and uniform too
+        return int(legal[int(self.rng.random() * legal.shape[0])])
+
+
+class ScoredPolicy(Policy):
+    """A score per action, then the shared tie-break.
+
+    The base scores depend on the tile only and are computed once per table size;
+    :meth:`move_scores` may adjust them for the position (best_line does).
+    """
+
+    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None) -> None:
+        super().__init__(num_players, highest_dominoe, seed)
+        self.scores = _per_action(self.config, self.tile_scores(self.config))
+        self.scores.setflags(write=False)
+
+    @staticmethod
+    def tile_scores(config: GameConfig) -> np.ndarray:
+        """Score of playing each tile, wherever it goes."""
+        raise NotImplementedError
+
+    def move_scores(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Score of every action (only the legal ones matter)."""
+        return self.scores
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(best_legal_action(self.move_scores(observation, action_mask), action_mask))
+
+
+@register_policy("greedy")
+class GreedyPolicy(ScoredPolicy):
+    """Plays the heaviest tile: score = pip sum."""
+
+    @staticmethod
+    def tile_scores(config: GameConfig) -> np.ndarray:
+        return config.tiles.pips.astype(np.float64)
+
+
+@register_policy("stupid")
+class StupidPolicy(ScoredPolicy):
+    """Plays the lightest tile: score = minus the pip sum."""
+
+    @staticmethod
+    def tile_scores(config: GameConfig) -> np.ndarray:
+        return -config.tiles.pips.astype(np.float64)
+
+
+@register_policy("double")
+class DoublePolicy(ScoredPolicy):
+    """Plays any double first (+infinity: it gives another move), else the heaviest tile."""
+
+    @staticmethod
+    def tile_scores(config: GameConfig) -> np.ndarray:
+        return np.where(config.tiles.is_double, np.inf, config.tiles.pips.astype(np.float64))
+
+
+@register_policy("best_line")
+class BestLinePolicy(ScoredPolicy):
+    """Plans the best chain of tiles for its own line every turn (BASELINES.md "best-line").
+
+    Move scores are those of ``double`` (pips, any double +infinity), except that the move
+    "first tile of the best chain, on my own line" scores the chain's value, unless that
+    tile is a double, which keeps +infinity (decided: a double always wins). The chain and
+    its value come from :mod:`baselines.chain_search`. The reference's ``lineTemperature``
+    had no effect and is left out: the best chain is always the highest-valued one.
+
+    Args:
+        max_line_length: longest chain searched (reference default 12).
+        in_line_discount: discount per turn of the chain's own tiles (default 0.9).
+        off_line_discount: discount per turn of the tiles left out of the chain (default 0.7).
+    """
+
+    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+                 max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
+                 off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
+        super().__init__(num_players, highest_dominoe, seed)
+        check_parameters(in_line_discount, off_line_discount, max_line_length)
+        self.max_line_length = int(max_line_length)
+        self.in_line_discount = float(in_line_discount)
+        self.off_line_discount = float(off_line_discount)
+        self.view = ObservationView(self.config)
+        tiles = self.config.tiles
+        self._low, self._high, self._is_double = tiles.low, tiles.high, tiles.is_double
+        self._in_pow = discount_powers(self.in_line_discount, self.max_line_length)
+        self._off_pow = discount_powers(self.off_line_discount, self.max_line_length)
+        self._positions = np.empty(self.max_line_length, dtype=np.int64)
+
+    tile_scores = staticmethod(DoublePolicy.tile_scores)
+
+    def search(self, hand: np.ndarray, open_value: int) -> tuple[np.ndarray, float]:
+        """The best chain (tile indices in play order, possibly empty) and its value."""
+        value, length = search_best_chain(hand, open_value, self._low, self._high, self._in_pow, self._off_pow,
+                                          self.max_line_length, self._positions)
+        return hand[self._positions[:length]], float(value)
+
+    def chain_move_scores(self, chain: np.ndarray, value: float) -> np.ndarray:
+        """The double scores with the chain's first tile on the own line (action = tile) scored `value`."""
+        if chain.shape[0] == 0 or self._is_double[chain[0]]:
+            return self.scores
+        scores = self.scores.copy()
+        scores[chain[0]] = value
+        return scores
+
+    def move_scores(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        chain, value = self.search(self.view.hand_tiles(observation), self.view.open_value(observation))
+        return self.chain_move_scores(chain, value)
+
+
+@register_policy("persistent_line")
+class PersistentLinePolicy(BestLinePolicy):
+    """best_line that keeps its chain across turns and only re-values it (BASELINES.md "persistent-line").
+
+    The kept chain (:attr:`chain`) is dropped, and searched again at the next decision,
+    exactly when: its last tile has been played; the policy plays a different tile on its
+    own line; it plays a chain tile on another line; or someone else has played on its
+    line (seen as more tiles on its line than its own moves put there). Otherwise each
+    decision re-values the rest of the chain for the current hand, with turns counted
+    from now. :meth:`reset` (start of a hand) drops it too. As a guard for callers that
+    forget ``reset()``, a chain that no longer starts at the line's open value or whose
+    tiles are not all in the hand is dropped as well (within a hand neither can happen:
+    only the policy's own moves take tiles from its hand, and only someone else playing on
+    its line, caught first, moves the open value under the chain).
+    """
+
+    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+                 max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
+                 off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
+        super().__init__(num_players, highest_dominoe, seed, max_line_length, in_line_discount, off_line_discount)
+        self._hand_start, self._open_start = self.view.hand.start, self.view.own_open_value.start
+        self._num_tiles, self._pass_action = self.config.num_tiles, self.config.pass_action
+        self.reset()
+
+    @property
+    def chain(self) -> tuple[int, ...]:
+        """The chain kept for the coming turns (tile indices in play order); empty when none."""
+        return tuple(self._chain.tolist())
+
+    def reset(self) -> None:
+        self._chain = np.empty(0, dtype=np.int64)
+        self._tiles_on_own_line = 0
+
+    def move_scores(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        self._seen_on_own_line = self.view.tiles_on_own_line(observation)
+        value = np.nan
+        if self._chain.shape[0] and self._seen_on_own_line == self._tiles_on_own_line:
+            # nobody else played on my line: re-value the kept chain (NaN if it no longer fits)
+            value = kept_chain_value(observation, self._hand_start, self._open_start, self._chain,
+                                     self._low, self._high, self._in_pow, self._off_pow)
+        if math.isnan(value):
+            self._chain, value = self.search(self.view.hand_tiles(observation), self.view.open_value(observation))
+        return self.chain_move_scores(self._chain, value)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        action = super().act(observation, action_mask)
+        self._follow(action, self._seen_on_own_line)
+        return action
+
+    def _follow(self, action: int, tiles_on_own_line: int) -> None:
+        """Update the kept chain after playing `action` (the cases of BASELINES.md)."""
+        on_own_line = action < self._num_tiles  # actions 0..T-1 put a tile on my own line
+        self._tiles_on_own_line = tiles_on_own_line + on_own_line
+        if action == self._pass_action or not self._chain.shape[0]:
+            return
+        tile = action % self._num_tiles
+        chain = self._chain.tolist()
+        if on_own_line:  # the chain's head moves it on; any other tile on my line breaks it
+            self._chain = self._chain[1:] if chain[0] == tile else self._chain[:0]
+        elif tile in chain:  # a chain tile played elsewhere
+            self._chain = self._chain[:0]

@@ -1,0 +1,156 @@
+"""The evaluation harness: seat rotation over the same deals, the statistics, specs, and the command line."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from baselines import evaluate, make_policy
+from baselines.cli import main as dominoes
+from baselines.evaluate import _num_deals, _tables, parse_policy_argument
+from baselines.handcrafted import GreedyPolicy
+
+FOUR = ["greedy", "random", "double", "stupid"]
+
+
+@pytest.fixture(scope="module")
+def four() -> object:
+    return evaluate(FOUR, num_hands=80, seed=3)
+
+
+def test_same_seed_same_result_and_another_seed_other_deals(four):
+    again = evaluate(FOUR, num_hands=80, seed=3)
+    assert np.array_equal(again.scores, four.scores) and again.policies == four.policies
+    other = evaluate(FOUR, num_hands=80, seed=4)
+    assert not np.array_equal(other.scores, four.scores)
+
+
+def test_each_policy_sits_in_each_seat_equally_often(four):
+    assert four.num_hands == 80
+    for policy in four.policies:
+        assert policy.seat_hands == (20, 20, 20, 20) and policy.hands == 80
+    # every hand seats all four, and each deal is played under the 4 rotations of the table
+    orders = set()
+    for deal in np.unique(four.deal):
+        seating = four.seating[four.deal == deal]
+        assert [np.roll(seating[0], -r).tolist() for r in range(4)] == seating.tolist()
+        orders.add(tuple(np.roll(seating[0], -seating[0].tolist().index(0))))
+    assert len(orders) > 1  # who sits after whom changes from deal to deal
+
+
+def test_rotations_replay_the_same_deal():
+    # Four deterministic, identical players: a rotation cannot change anything at the table.
+    result = evaluate(["greedy"] * 4, num_hands=40, seed=0)
+    assert len(result.policies) == 1 and result.policies[0].hands == 160
+    for deal in np.unique(result.deal):
+        scores = result.scores[result.deal == deal]
+        assert (scores == scores[0]).all()
+    assert len({tuple(result.scores[result.deal == d][0]) for d in np.unique(result.deal)}) > 1
+
+
+def test_more_policies_than_seats_take_turns_evenly():
+    names = ["persistent_line", "best_line", "double", "greedy", "random", "stupid"]
+    result = evaluate(names, num_hands=50, seed=1)
+    # 13 deals needed, rounded up to 15 so that each of the 6 sits at 10 of the tables
+    assert result.num_hands == 60
+    for policy in result.policies:
+        assert policy.hands == 40 and policy.seat_hands == (10, 10, 10, 10)
+    assert all(len(set(row)) == 4 for row in result.seating)
+
+
+def test_statistics_agree_with_a_direct_count(four):
+    n = four.num_players
+    for index, policy in enumerate(four.policies):
+        pips, won, went = [], 0.0, 0
+        for scores, seating, out in zip(four.scores, four.seating, four.went_out):
+            for seat in range(n):
+                if seating[seat] != index:
+                    continue
+                pips.append(scores[seat])
+                if out >= 0:
+                    won += out == seat
+                    went += out == seat
+                elif scores[seat] == scores.min():
+                    won += 1 / list(scores).count(scores.min())
+        assert policy.mean_pips == pytest.approx(np.mean(pips))
+        assert policy.won == pytest.approx(won / len(pips)) and policy.went_out == pytest.approx(went / len(pips))
+        assert 0 < policy.ci95 < 10
+    # the hand's winner credits add up to one per hand
+    assert sum(p.won * p.hands for p in four.policies) == pytest.approx(four.num_hands)
+
+
+def test_head_to_head_is_a_share_of_shared_hands(four):
+    a, b = four.labels.index("greedy"), four.labels.index("stupid")
+    rows = [(s[list(seat).index(a)], s[list(seat).index(b)]) for s, seat in zip(four.scores, four.seating)]
+    lower = sum(x < y for x, y in rows) / len(rows)
+    ties = sum(x == y for x, y in rows) / len(rows)
+    assert four.head_to_head[a, b] == pytest.approx(lower)
+    assert four.head_to_head[a, b] + four.head_to_head[b, a] + four.head_to_head_ties[a, b] == pytest.approx(1)
+    assert four.head_to_head_ties[a, b] == pytest.approx(ties)
+    assert math.isnan(four.head_to_head[a, a])
+
+
+def test_policies_given_by_name_params_factory_or_object():
+    specs = [("best_line", {"max_line_length": 6}), GreedyPolicy, make_policy("double", 4, 9, seed=0),
+             parse_policy_argument("random")[0]]
+    result = evaluate(specs, num_hands=8, seed=0)
+    assert result.labels == ("best_line(max_line_length=6)", "greedy", "double", "random")
+    assert "| best_line(max_line_length=6) |" in result.table()
+
+
+@pytest.mark.parametrize("specs, message", [
+    (["greedy", "random"], "4 seats need at least 4 policies"),
+    (["greedy", "random", "double", "nonsense"], "unknown policy 'nonsense'"),
+    ([("greedy", {"depth": 3}), "random", "double", "stupid"], "has no parameter"),
+    ([make_policy("greedy", 3, 9), "random", "double", "stupid"], "built for 3 players"),
+    ([42, "random", "double", "stupid"], "cannot evaluate 42"),
+])
+def test_bad_policies_are_clear_errors(specs, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate(specs, num_hands=4)
+
+
+def test_one_policy_object_cannot_take_two_seats():
+    player = make_policy("greedy")
+    with pytest.raises(ValueError, match="listed twice"):
+        evaluate([player, player, "random", "double"], num_hands=4)
+
+
+def test_policy_arguments_of_the_command_line():
+    assert parse_policy_argument("random:3") == [("random", {})] * 3
+    assert parse_policy_argument("best_line(max_line_length=6, in_line_discount=0.8)") == [
+        ("best_line", {"max_line_length": 6, "in_line_discount": 0.8})]
+    assert parse_policy_argument("td_lambda@ckpt/a.safetensors:2") == [
+        ("td_lambda", {"checkpoint": "ckpt/a.safetensors"})] * 2
+    for bad in ("random:0", "best_line(6)", "two words"):
+        with pytest.raises(ValueError):
+            parse_policy_argument(bad)
+
+
+def test_command_line_prints_the_table(capsys):
+    assert dominoes(["evaluate", "greedy", "random:2", "double", "--hands", "8", "--players", "4",
+                     "--seed", "2", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "4 players, double-9, 8 hands" in printed and "| random | 16 |" in printed  # two copies
+    assert dominoes(["evaluate", "greedy", "--hands", "8"]) == 2
+    assert "need at least 4 policies" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("entries, seats", [(5, 4), (7, 3), (9, 8), (6, 2)])
+def test_tables_drawn_from_more_entries_are_fair_and_never_seat_one_twice(entries, seats):
+    deals = _num_deals(200, entries, seats, 1)
+    tables = _tables(entries, seats, deals, np.random.default_rng(0))
+    assert all(len(set(row)) == seats for row in tables)
+    assert np.all(np.bincount(tables.ravel(), minlength=entries) == deals * seats // entries)
+
+
+def test_paired_difference_over_shared_hands(four):
+    mean, spread, hands = four.difference("greedy", "stupid")
+    a, b = four.labels.index("greedy"), four.labels.index("stupid")
+    gaps = [s[list(seat).index(a)] - s[list(seat).index(b)] for s, seat in zip(four.scores, four.seating)]
+    assert hands == four.num_hands and mean == pytest.approx(np.mean(gaps)) and 0 < spread < 10
+    assert four.difference("stupid", "greedy")[0] == pytest.approx(-mean)
+    with pytest.raises(ValueError):
+        four.difference("greedy", "nobody")
