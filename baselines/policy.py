@@ -8,6 +8,8 @@ plays in the evaluation harness, the league, or a user's own loop.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -69,9 +71,10 @@ def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
 
 
 def policy_names() -> list[str]:
-    """Names :func:`make_policy` accepts, sorted."""
+    """Names :func:`make_policy` accepts, sorted (learners only where their extra is installed)."""
     _load_builtin_policies()
-    return sorted(_REGISTRY)
+    available = {name for name, (_, needs) in _LAZY_POLICIES.items() if _installed(needs)}
+    return sorted(set(_REGISTRY) | available)
 
 
 def policy_parameters(name: str) -> dict[str, Any]:
@@ -101,24 +104,30 @@ def make_policy(name: str, num_players: int = 4, highest_dominoe: int = 9, seed:
 
 def _policy_class(name: str) -> type[Policy]:
     _load_builtin_policies()
+    if name not in _REGISTRY and name in _LAZY_POLICIES:
+        module, needs = _LAZY_POLICIES[name]
+        if not _installed(needs):
+            raise ValueError(f"policy {name!r} needs {', '.join(needs)}: pip install 'dominoes-env[torch]'")
+        importlib.import_module(module)
     if name not in _REGISTRY:
-        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}")
+        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(policy_names())}")
     return _REGISTRY[name]
 
 
 def _load_builtin_policies() -> None:
-    """Import the modules that register the shipped policies (lazily, to avoid import cycles)."""
-    import importlib
-
+    """Import the modules that register the hand-crafted policies (lazily, to avoid import cycles)."""
     for module in _BUILTIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as error:  # an optional learner whose extra is not installed
-            if error.name not in _OPTIONAL_DEPENDENCIES:
-                raise
+        importlib.import_module(module)
 
 
-# Modules that register policies when imported. Learners needing an optional extra
-# (torch) are skipped when it is missing.
-_BUILTIN_MODULES: list[str] = ["baselines.handcrafted", "baselines.td_lambda"]
-_OPTIONAL_DEPENDENCIES = {"torch", "safetensors"}
+def _installed(packages: tuple[str, ...]) -> bool:
+    return all(importlib.util.find_spec(package) is not None for package in packages)
+
+
+# Modules that register policies when imported: the hand-crafted ones always; learners
+# only when asked for by name, so that listing or making a hand-crafted policy never pays
+# for importing torch.
+_BUILTIN_MODULES: list[str] = ["baselines.handcrafted"]
+_LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "td_lambda": ("baselines.td_lambda", ("torch",)),
+}
