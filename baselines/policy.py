@@ -129,5 +129,5 @@ def _installed(packages: tuple[str, ...]) -> bool:
 # for importing torch.
 _BUILTIN_MODULES: list[str] = ["baselines.handcrafted"]
 _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "td_lambda": ("baselines.td_lambda", ("torch",)),
+    "td_lambda": ("baselines.td_lambda", ("torch", "safetensors")),
 }
