@@ -1,0 +1,150 @@
+"""``dominoes league``: run a league of policies, or re-rate a finished one, and print the table.
+
+With no arguments it runs the default league (4 copies each of persistent_line, double,
+greedy, random and stupid, plus learned policies that ship a checkpoint for the table; see
+:mod:`baselines.league.spec`) for DEFAULT_GAMES full games of 4 players double-nine into
+./league-out, on all cores. Running the same command again with the same --out resumes
+(or only re-rates when every game is recorded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from baselines.league.ratings import rate
+from baselines.league.report import text_table, write_report
+from baselines.league.results import GameRecord, read_results, results_path
+from baselines.league.runner import BACKENDS, count_recorded, default_workers, run_league
+from baselines.league.spec import (
+    DEFAULT_COPIES,
+    DEFAULT_POLICIES,
+    OPTIONAL_DEFAULT_POLICIES,
+    LeagueError,
+    LeagueSpec,
+    default_policies,
+    make_spec,
+    parse_policy_arguments,
+)
+
+DEFAULT_GAMES = 2000
+DEFAULT_OUT = "league-out"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policies", nargs="+", metavar="NAME[:COPIES]",
+                        help="policies from the registry, each with its number of copies (default 4); "
+                             "NAME@CHECKPOINT:COPIES for a learned policy's checkpoint. "
+                             f"Default: {' '.join(DEFAULT_POLICIES)}, {DEFAULT_COPIES} copies each, plus "
+                             f"{' '.join(OPTIONAL_DEFAULT_POLICIES)} where its shipped checkpoint fits the table")
+    parser.add_argument("--players", type=int, default=4, help="seats per table (default 4)")
+    parser.add_argument("--highest", type=int, default=9, help="highest pip value N of the double-N set (default 9)")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
+                        help=f"games the league should hold when done (default {DEFAULT_GAMES})")
+    parser.add_argument("--hands-per-game", type=int, default=None,
+                        help="hands per game (default N+1, a full game with engines N down to 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the tables, deals and policies (default 0)")
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help=f"directory for results.jsonl, ratings.md/.csv/.png (default ./{DEFAULT_OUT}); "
+                             "an existing results file of the same league is resumed")
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="local: processes on this machine; ray: Ray tasks (default local)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help=f"worker processes, or CPUs of a local Ray instance (default: all cores, "
+                             f"{default_workers()} here)")
+    parser.add_argument("--ray-address", default=None,
+                        help="Ray cluster to join with --backend ray (default: start a local instance)")
+    parser.add_argument("--rate-only", metavar="DIR", default=None,
+                        help="play nothing: recompute the table and plots from DIR/results.jsonl")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        _require_extras()
+        out_dir = args.rate_only if args.rate_only is not None else _play(args)
+        return _report(out_dir)
+    except LeagueError as error:
+        print(f"dominoes league: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ndominoes league: interrupted; every finished game is in {results_path(args.out)}; "
+              f"run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+def _require_extras() -> None:
+    """The league's tables and plots need the ``league`` extra; say so before any game is played."""
+    import importlib.util
+
+    missing = [name for name in ("openskill", "matplotlib", "tqdm") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise LeagueError(f"the league needs {', '.join(missing)}: pip install 'dominoes-env[league]'")
+
+
+def _play(args: argparse.Namespace) -> str:
+    if args.games < 1:
+        raise LeagueError(f"--games must be at least 1, got {args.games}")
+    if args.workers is not None and args.workers < 1:
+        raise LeagueError(f"--workers must be at least 1, got {args.workers}")
+    if args.policies is None:
+        policies = default_policies(args.players, args.highest)
+    else:
+        policies = parse_policy_arguments(args.policies)
+    spec = make_spec(policies, args.players, args.highest, args.hands_per_game, args.seed)
+    print(f"league: {spec.describe()}")
+    print(f"playing {args.games} games into {results_path(args.out)} ({args.backend} backend)")
+    done = count_recorded(args.out)
+    bar = _progress_bar(args.games, done, disabled=args.no_progress)
+    played = 0
+
+    def record_played(record: GameRecord) -> None:
+        nonlocal played
+        played += 1
+        bar.update(1)
+
+    start = time.perf_counter()
+    try:
+        run_league(spec, args.games, args.out, args.backend, args.workers, args.ray_address, on_game=record_played)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    if played:
+        hands = played * spec.hands_per_game
+        print(f"played {played} games ({hands} hands) in {seconds:.1f} s: {played / seconds:.1f} games/s, "
+              f"{hands / seconds:.0f} hands/s")
+    return args.out
+
+
+def _progress_bar(total: int, done: int, disabled: bool):
+    from tqdm import tqdm
+
+    tqdm.monitor_interval = 0  # no monitor thread: the worker processes are forked after the bar starts
+    return tqdm(total=total, initial=min(done, total), unit="game", dynamic_ncols=True,
+                disable=disabled, smoothing=0.1)
+
+
+def _report(out_dir: str) -> int:
+    contents = read_results(results_path(out_dir))
+    if contents.spec is None or not contents.records:
+        raise LeagueError(f"{results_path(out_dir)} holds no finished game yet")
+    if contents.unfinished_tail:
+        print(f"note: {results_path(out_dir)} ends with an unfinished line (a killed run); it was skipped",
+              file=sys.stderr)
+    ratings = rate(contents.spec, contents.records)
+    print(f"\n{ratings.games} games: {contents.spec.describe()}\n")
+    print(text_table(ratings))
+    try:
+        paths = write_report(ratings, out_dir, command_line(contents.spec, ratings.games))
+    except OSError as error:
+        raise LeagueError(f"cannot write the ratings into {out_dir!r}: {error}") from None
+    print("\nwrote " + ", ".join(str(path) for path in [results_path(out_dir), *paths]))
+    return 0
+
+
+def command_line(spec: LeagueSpec, games: int) -> str:
+    """The ``dominoes league`` command that plays `games` games of `spec` (written into ratings.md)."""
+    policies = " ".join(f"{ref.label}:{copies}" for ref, copies in spec.policies)
+    return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_dominoe} "
+            f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}")

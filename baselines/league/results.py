@@ -1,0 +1,258 @@
+"""The results file: the league's only data. Ratings, tables and plots are computed from it.
+
+``results.jsonl`` holds one JSON object per line. The first line is the header: the
+league's :class:`~baselines.league.spec.LeagueSpec`. Each further line is one finished
+game (:class:`GameRecord`), written in game order as one ``write`` and flushed to the
+operating system at once, so a killed run keeps every game it wrote (see
+:class:`ResultsWriter` for fsync).
+
+Damage is handled this way:
+
+- The last line without its newline is an unfinished write from a killed run: reading
+  skips it (and says so), and a resumed run cuts it off and plays that game again. Games
+  are deterministic, so the replay gives the same record.
+- Any other line that is not a valid record (bad JSON, wrong fields, a game the league's
+  schedule does not produce, a game recorded twice) is an error naming the file and the
+  line. Nothing is rewritten: every recorded game stays on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baselines.league.schedule import plan_game
+from baselines.league.spec import LeagueError, LeagueSpec
+
+RESULTS_NAME = "results.jsonl"
+FORMAT = "dominoes-league-results"
+FORMAT_VERSION = 1
+
+
+class ResultsError(LeagueError):
+    """A results file that cannot be read or does not belong to the league asked for."""
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game. Lists are by seat; ``hand_scores[h][seat]`` is pips left after hand h.
+
+    Attributes:
+        game: the game index in the league's schedule.
+        seed: the seed the deals came from.
+        seats: the league entry in each seat.
+        policies: the policy label in each seat.
+        hand_scores: pips left per hand and seat (lower is better).
+        totals: game score per seat (the sum over hands).
+        went_out: per hand, the seat that went out, or None if the hand was blocked.
+    """
+
+    game: int
+    seed: int
+    seats: tuple[int, ...]
+    policies: tuple[str, ...]
+    hand_scores: tuple[tuple[int, ...], ...]
+    totals: tuple[int, ...]
+    went_out: tuple[int | None, ...]
+
+    def to_line(self) -> bytes:
+        data = {"game": self.game, "seed": self.seed, "seats": list(self.seats), "policies": list(self.policies),
+                "hand_scores": [list(h) for h in self.hand_scores], "totals": list(self.totals),
+                "went_out": list(self.went_out)}
+        return (json.dumps(data, separators=(",", ":")) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameRecord:
+        return cls(
+            game=_int(data["game"]), seed=_int(data["seed"]),
+            seats=tuple(_int(s) for s in data["seats"]), policies=tuple(str(p) for p in data["policies"]),
+            hand_scores=tuple(tuple(_int(x) for x in hand) for hand in data["hand_scores"]),
+            totals=tuple(_int(t) for t in data["totals"]),
+            went_out=tuple(None if w is None else _int(w) for w in data["went_out"]),
+        )
+
+
+@dataclass(frozen=True)
+class ResultsContents:
+    """What a results file holds: its league, its games by index, and whether an
+    unfinished last line (from a killed run) was skipped."""
+
+    spec: LeagueSpec | None
+    records: tuple[GameRecord, ...]
+    unfinished_tail: bool
+    complete_size: int  # bytes up to the end of the last complete line
+
+
+def results_path(out_dir: str | os.PathLike) -> Path:
+    return Path(out_dir) / RESULTS_NAME
+
+
+def read_results(path: str | os.PathLike) -> ResultsContents:
+    """Read and check a results file; records come back sorted by game index.
+
+    Raises:
+        ResultsError: a missing file, or a line that is not a valid header or record
+            (the message names the file and the line).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no results file here (run a league with --out first)") from None
+    except OSError as error:
+        raise ResultsError(f"{path}: cannot read the results file: {error}") from None
+    complete_size = data.rfind(b"\n") + 1
+    lines = data[:complete_size].split(b"\n")[:-1]
+    if not lines:
+        return ResultsContents(None, (), complete_size < len(data), complete_size)
+    spec = _parse_header(path, lines[0])
+    records: dict[int, tuple[int, GameRecord]] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        record = _parse_record(path, number, line, spec)
+        if record.game in records:
+            raise ResultsError(f"{path}, line {number}: game {record.game} is recorded twice "
+                               f"(also on line {records[record.game][0]})")
+        records[record.game] = (number, record)
+    ordered = tuple(records[game][1] for game in sorted(records))
+    return ResultsContents(spec, ordered, complete_size < len(data), complete_size)
+
+
+def header_line(spec: LeagueSpec) -> bytes:
+    return (json.dumps({"format": FORMAT, "version": FORMAT_VERSION, "league": spec.to_json()},
+                       separators=(",", ":")) + "\n").encode()
+
+
+class ResultsWriter:
+    """Appends records to a results file.
+
+    Each record is flushed to the operating system as it is written, so a killed run
+    keeps every game it wrote. ``fsync`` (which only matters if the machine itself goes
+    down) runs at most every FSYNC_INTERVAL seconds and on close: on a busy disk one
+    fsync per game cost a quarter of a one-worker run. A game lost that way is replayed,
+    identically, on resume.
+    """
+
+    FSYNC_INTERVAL = 1.0
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "ab")  # noqa: SIM115 - closed by close() / the context manager
+        self._last_sync = time.monotonic()
+
+    def append(self, record: GameRecord) -> None:
+        self._write(record.to_line())
+
+    def write_header(self, spec: LeagueSpec) -> None:
+        self._write(header_line(spec))
+        self._sync()
+
+    def _write(self, line: bytes) -> None:
+        self._file.write(line)
+        self._file.flush()
+        if time.monotonic() - self._last_sync >= self.FSYNC_INTERVAL:
+            self._sync()
+
+    def _sync(self) -> None:
+        os.fsync(self._file.fileno())
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._sync()
+            self._file.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_results(out_dir: str | os.PathLike, spec: LeagueSpec) -> tuple[tuple[GameRecord, ...], ResultsWriter]:
+    """Open (or start) the results file of `spec` in `out_dir` for appending.
+
+    A new or empty file gets the header. An existing one must belong to the same league;
+    its unfinished last line, if any, is cut off. Returns the games already recorded and
+    the writer.
+
+    Raises:
+        ResultsError: the directory is not writable, or the file belongs to another league
+            or is damaged (nothing is changed then).
+    """
+    path = results_path(out_dir)
+    try:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+        if not os.access(path, os.W_OK):
+            raise PermissionError(f"no permission to write {path}")
+    except OSError as error:
+        raise ResultsError(f"cannot write results to {str(out_dir)!r}: {error}; "
+                           f"choose a writable directory with --out") from None
+    contents = read_results(path)
+    if contents.spec is not None and contents.spec != spec:
+        raise ResultsError(f"{path} holds a different league ({contents.spec.describe()}) than the one asked for "
+                           f"({spec.describe()}); use another --out directory, or the same options to resume")
+    if contents.unfinished_tail:
+        os.truncate(path, contents.complete_size)
+    writer = ResultsWriter(path)
+    if contents.spec is None:
+        writer.write_header(spec)
+    return contents.records, writer
+
+
+def _parse_header(path: Path, line: bytes) -> LeagueSpec:
+    try:
+        data = json.loads(line)
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a league results header (format {data.get('format')!r})")
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"format version {data.get('version')!r}; this program reads version {FORMAT_VERSION}")
+        return LeagueSpec.from_json(data["league"])
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ResultsError(f"{path}, line 1: not a valid league header: {_reason(error)}") from None
+
+
+def _parse_record(path: Path, number: int, line: bytes, spec: LeagueSpec) -> GameRecord:
+    try:
+        record = GameRecord.from_json(json.loads(line))
+        _check_record(record, spec)
+        return record
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ResultsError(f"{path}, line {number}: not a valid game record: {_reason(error)}") from None
+
+
+def _check_record(record: GameRecord, spec: LeagueSpec) -> None:
+    """A record must be the game the league's schedule plays, with scores of the right shape."""
+    plan = plan_game(spec, record.game)
+    if record.seed != plan.deal_seed or record.seats != plan.seats:
+        raise ValueError(f"game {record.game} has seed/seats {record.seed}/{list(record.seats)}, but this league "
+                         f"plays it with {plan.deal_seed}/{list(plan.seats)} (a file from another league?)")
+    labels = tuple(spec.entries[entry].label for entry in plan.seats)
+    if record.policies != labels:
+        raise ValueError(f"game {record.game} names policies {list(record.policies)}, expected {list(labels)}")
+    shape = (spec.hands_per_game, spec.num_players)
+    if len(record.hand_scores) != shape[0] or any(len(hand) != shape[1] for hand in record.hand_scores):
+        raise ValueError(f"game {record.game}: hand_scores must be {shape[0]} hands x {shape[1]} seats")
+    if record.totals != _column_sums(record.hand_scores) or len(record.went_out) != shape[0]:
+        raise ValueError(f"game {record.game}: totals or went_out do not match the hand scores")
+
+
+def _column_sums(rows: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    return tuple(int(sum(column)) for column in zip(*rows))
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, KeyError):
+        return f"missing field {error}"
+    return str(error)

@@ -1,0 +1,163 @@
+"""Running a league: resume from the results file, hand out the missing games, record them.
+
+Backends only decide where :func:`~baselines.league.games.play_games` runs:
+
+- ``local``: this process (one worker) or a multiprocessing pool (several);
+- ``ray``: Ray tasks, on a cluster (``ray.init(address=...)``) or a local instance. On a
+  cluster every node needs this package installed (or a Ray ``runtime_env`` that installs
+  it), and checkpoint paths given as NAME@CHECKPOINT must exist on every node. An already
+  initialised Ray session is used as it is.
+
+Every backend returns chunks in game order and the runner writes them in that order, so
+the results file is byte-for-byte the same whatever the backend, the number of workers or
+the interruptions. A game a worker finished while an earlier one was still running is
+played again after a kill; it is deterministic, so nothing changes but the time spent.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
+
+from baselines.league.games import play_games
+from baselines.league.results import GameRecord, open_results, results_path
+from baselines.league.spec import LeagueError, LeagueSpec
+
+BACKENDS = ("local", "ray")
+MAX_CHUNK = 16  # games per task: large enough to hide the hand-out cost, small enough to balance
+
+ChunkSource = Generator[list[GameRecord], None, None]
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend: str = "local",
+               workers: int | None = None, ray_address: str | None = None,
+               on_game: Callable[[GameRecord], None] | None = None) -> tuple[GameRecord, ...]:
+    """Play games 0..games-1 of `spec` into ``out_dir/results.jsonl``, skipping recorded ones.
+
+    Args:
+        spec: the league.
+        games: how many games the league should hold when done.
+        out_dir: where the results file lives (created if needed).
+        backend: "local" or "ray".
+        workers: processes (local) or Ray CPUs of a local instance; default: all cores.
+        ray_address: a Ray cluster to join (backend "ray"); None starts a local instance.
+        on_game: called after each game is recorded (progress display).
+
+    Returns:
+        Every recorded game of the league, in game order.
+
+    Raises:
+        LeagueError: bad arguments, an unwritable directory, or a results file of another league.
+    """
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise LeagueError(f"the number of games must be a positive integer, got {games!r}")
+    if backend not in BACKENDS:
+        raise LeagueError(f"unknown backend {backend!r}; choose one of {list(BACKENDS)}")
+    workers = default_workers() if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise LeagueError(f"the number of workers must be a positive integer, got {workers!r}")
+    recorded, writer = open_results(out_dir, spec)
+    done = {record.game for record in recorded}
+    missing = [game for game in range(games) if game not in done]
+    played: list[GameRecord] = []
+    source = _chunk_source(backend, spec, _chunks(missing, workers), workers, ray_address)
+    with writer, closing(source):  # closing stops the workers at once if recording fails or is interrupted
+        for chunk in source:
+            for record in chunk:
+                writer.append(record)
+                played.append(record)
+                if on_game is not None:
+                    on_game(record)
+    return tuple(sorted((*recorded, *played), key=lambda record: record.game))
+
+
+def count_recorded(out_dir: str | os.PathLike) -> int:
+    """Complete game lines in the results file of `out_dir` (0 when there is none yet).
+
+    A quick count for progress displays; :func:`run_league` does the checking.
+    """
+    path = results_path(out_dir)
+    if not path.is_file():
+        return 0
+    with open(path, "rb") as handle:
+        return max(0, sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")) - 1)
+
+
+def _chunks(games: Sequence[int], workers: int) -> list[list[int]]:
+    size = max(1, min(MAX_CHUNK, len(games) // (4 * workers)))
+    return [list(games[i:i + size]) for i in range(0, len(games), size)]
+
+
+def _chunk_source(backend: str, spec: LeagueSpec, chunks: list[list[int]], workers: int,
+                  ray_address: str | None) -> ChunkSource:
+    if backend == "ray":
+        return _ray_chunks(spec, chunks, workers, ray_address)
+    if workers == 1 or len(chunks) <= 1:
+        return _in_process_chunks(spec, chunks)
+    return _pool_chunks(spec, chunks, workers)
+
+
+def _in_process_chunks(spec: LeagueSpec, chunks: list[list[int]]) -> ChunkSource:
+    for chunk in chunks:
+        yield play_games(spec, chunk)
+
+
+def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int) -> ChunkSource:
+    import multiprocessing
+
+    # fork starts a worker in milliseconds with everything (numba's compiled rules, the
+    # policies) already imported; elsewhere spawn imports once per worker.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
+    context = multiprocessing.get_context(method)
+    with context.Pool(min(workers, len(chunks)), initializer=_init_worker) as pool:
+        yield from pool.imap(_play_chunk, [(spec, chunk) for chunk in chunks])
+
+
+def _init_worker() -> None:
+    """Leave Ctrl-C to the parent, which stops the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _play_chunk(task: tuple[LeagueSpec, list[int]]) -> list[GameRecord]:
+    spec, games = task
+    return play_games(spec, games)
+
+
+def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address: str | None) -> ChunkSource:
+    try:
+        import ray
+    except ImportError:
+        raise LeagueError("the ray backend needs Ray: pip install 'dominoes-env[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address is None:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        remote_play = ray.remote(num_cpus=1)(play_games)
+        spec_ref = ray.put(spec)
+        in_flight: deque = deque()
+        pending = iter(chunks)
+        window = 4 * max(1, int(ray.cluster_resources().get("CPU", workers)))
+        for chunk in pending:
+            in_flight.append(remote_play.remote(spec_ref, chunk))
+            if len(in_flight) >= window:
+                yield ray.get(in_flight.popleft())
+        while in_flight:
+            yield ray.get(in_flight.popleft())
+    finally:
+        if started_here:
+            ray.shutdown()
