@@ -51,8 +51,9 @@ def score_bits(config: GameConfig, num_hands: int) -> int:
     return 0 if num_hands <= 1 else int(config.total_pips * num_hands).bit_length()
 
 
+@lru_cache(maxsize=None)
 def observation_fields(config: GameConfig, num_hands: int = 1) -> tuple[Field, ...]:
-    """The layout, in order. `num_hands` > 1 adds the scores so far."""
+    """The layout, in order. `num_hands` > 1 adds the scores so far (cached: it is immutable)."""
     n, t, v, m = config.num_players, config.num_tiles, config.highest_dominoe + 1, config.max_hand_size
     declared = [
         Field("hand", (t,), "bits", "tiles I hold, by canonical tile index"),
