@@ -1,0 +1,77 @@
+"""Hands per second of the TD(lambda) learner while learning and while acting (issue 5's speed target).
+
+Fixed seeds, 4 players, double-nine, one torch thread. Learning: ``td_lambda.train`` on a
+fresh network against each opponent kind ("self" = four learners at the table); a hand
+counts once whatever the number of learners at it. Acting: the batched greedy player
+(``td_lambda.evaluate``, what training's evaluations use) and the ``td_lambda`` policy
+through the environment one decision at a time (``baselines.play.play_game``, what the
+league uses), both against three random players. The reference learned at about 5 hands/s
+(basic) and 0.5 hands/s (line variant) on this machine; the target is 50x that.
+
+    python benchmarks/td_lambda_speed.py [--hands 3000] [--variants basic line]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import dominoes_env
+from baselines import td_lambda
+from baselines.play import play_game
+from baselines.policy import make_policy
+
+REFERENCE_HANDS_PER_S = {"basic": 5.0, "line": 0.5}
+TARGET_RATIO = 50.0
+
+
+def learning_hands_per_second(variant: str, opponent: str, hands: int) -> float:
+    config = td_lambda.TDLambdaConfig(variant=variant, hands=hands, curriculum=((opponent, 1.0),),
+                                      eval_every=0, eval_opponents=(), seed=0)
+    rates: list[float] = []
+    td_lambda.train(config, td_lambda.TrainingLog(on_progress=lambda stats: rates.append(stats["hands_per_s"])))
+    return rates[-1]
+
+
+def acting_hands_per_second(variant: str, hands: int) -> tuple[float, float]:
+    config = td_lambda.TDLambdaConfig(variant=variant, hands=0, eval_every=0, eval_opponents=())
+    td_lambda.seed_everything(0)
+    network = td_lambda.build_network(config)
+    start = time.perf_counter()
+    td_lambda.evaluate(network, config, "random", hands, seed=1)
+    batched = hands / (time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as folder:
+        path = td_lambda.save_checkpoint(Path(folder) / "bench.safetensors", network, config)
+        policy = make_policy("td_lambda", checkpoint=str(path))
+    env = dominoes_env.raw_env(4, 9)
+    table = [policy] + [make_policy("random", seed=seat) for seat in range(3)]
+    single_hands = max(hands // 10, 20)
+    start = time.perf_counter()
+    for seed in range(single_hands):
+        play_game(env, table, seed=seed)
+    return batched, single_hands / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=3000, help="hands per measurement (default 3000)")
+    parser.add_argument("--variants", nargs="+", default=["basic", "line"], choices=["basic", "line"])
+    parser.add_argument("--opponents", nargs="+", default=["random", "double", "persistent_line", "self"])
+    args = parser.parse_args()
+    learning_hands_per_second("basic", "random", 64)  # compile and warm up before timing
+    print("TD(lambda), 4 players, double-nine, default network (128, 64), 64 tables, 1 torch thread")
+    for variant in args.variants:
+        reference = REFERENCE_HANDS_PER_S[variant]
+        for opponent in args.opponents:
+            rate = learning_hands_per_second(variant, opponent, args.hands)
+            print(f"  learning  {variant:5s} vs {opponent:15s} {rate:8.1f} hands/s  "
+                  f"= {rate / reference:6.1f}x the reference's {reference} hands/s (target {TARGET_RATIO:.0f}x)")
+        batched, single = acting_hands_per_second(variant, args.hands)
+        print(f"  acting    {variant:5s} batched greedy vs 3 random: {batched:8.1f} hands/s; "
+              f"policy through the env (1 td_lambda + 3 random): {single:6.1f} hands/s")
+
+
+if __name__ == "__main__":
+    main()
