@@ -164,7 +164,7 @@ def test_save_and_load_give_identical_actions(tmp_path):
     path = _saved(tmp_path)
     network = td_lambda.train(TINY)  # the same weights, rebuilt by the deterministic run
     loaded = make_policy("td_lambda", 2, 6, checkpoint=str(path))
-    torch.testing.assert_close(loaded.network.theta, network.theta, rtol=0, atol=0)
+    torch.testing.assert_close(td_lambda.load_checkpoint(path)[0].theta, network.theta, rtol=0, atol=0)
     assert loaded.training_config == TINY
     features = td_lambda.make_features(TINY)
     env = dominoes_env.raw_env(2, 6)
@@ -181,6 +181,15 @@ def test_save_and_load_give_identical_actions(tmp_path):
             env.step(action)
             moves += 1
     assert moves > 20
+
+
+def test_the_numpy_forward_pass_used_for_acting_matches_the_network():
+    network = td_lambda.build_network(TINY)
+    with torch.no_grad():
+        network.theta.normal_(0.0, 0.5)  # away from the initial LayerNorm weights, so every term matters
+    features = np.random.default_rng(0).random((32, td_lambda.make_features(TINY).size), dtype=np.float32)
+    np.testing.assert_allclose(td_lambda.NumpyValue(network).predict(features), network.predict(features),
+                               rtol=1e-4, atol=1e-4)
 
 
 def test_a_checkpoint_for_another_table_is_refused(tmp_path):

@@ -11,6 +11,7 @@ Changing the layout means bumping the environment's version.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -34,7 +35,7 @@ class Field:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)
 
     @property
     def slice(self) -> slice:
