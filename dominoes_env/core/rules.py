@@ -131,21 +131,9 @@ def fill_legal_mask(state, tiles_with_value, mask):
     mask[:] = 0
     if state[HAND_OVER] == 1:
         return
-    n = state[NUM_PLAYERS]
-    t = state[NUM_TILES]
-    seat = state[CURRENT_PLAYER]
-    owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
-    found = False
-    for rel in range(n + 1):
-        line = absolute_line(seat, rel, n)
-        if not may_play_on(state, marker_up, seat, line):
-            continue
-        for tile in tiles_with_value[open_values[line]]:
-            if owner[tile] == seat:
-                mask[rel * t + tile] = 1
-                found = True
-    if not found:
-        mask[(n + 1) * t] = 1
+    actions = np.empty(mask.shape[0], dtype=np.int64)
+    for i in range(fill_legal_actions(state, tiles_with_value, actions)):
+        mask[actions[i]] = 1
 
 
 @njit(cache=True)
