@@ -175,25 +175,26 @@ class BasicFeatures:
         self.slices = {name: field.slice for name, field in self.fields.items()}
         n, t, v = config.num_players, config.num_tiles, config.highest_dominoe + 1
         self.n, self.t, self.max_hand = n, t, config.max_hand_size
+        self.v = v
         self.size = 2 * t + (n + 1) * v + 4 * n + 1
-        self.turn_steps = np.arange(n, dtype=np.float32) / max(n - 1, 1)
+        names = ("hand", "played", "open_values", "markers", "passed_last", "hand_sizes", "turns_until", "dummy_open")
+        self.offsets = np.array([self.fields[name].offset for name in names], dtype=np.int64)
         self.pips = config.tiles.pips.astype(np.float32)
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
         """(K, D) int8 observation vectors -> (K, size) float32 features."""
-        f, n, t = self.slices, self.n, self.t
-        k = vectors.shape[0]
-        parts = [
-            vectors[:, f["hand"]],
-            vectors[:, f["played"]].reshape(k, n + 1, t).sum(axis=1, dtype=np.int8),
-            vectors[:, f["open_values"]],
-            vectors[:, f["markers"]],
-            vectors[:, f["passed_last"]],
-            vectors[:, f["hand_sizes"]].reshape(k, n, self.max_hand).sum(axis=2) / np.float32(self.max_hand),
-            vectors[:, f["turns_until"]].reshape(k, n, n) @ self.turn_steps,
-            vectors[:, f["dummy_open"]],
-        ]
-        return np.concatenate([p.astype(np.float32, copy=False) for p in parts], axis=1)
+        out = np.empty((vectors.shape[0], self.size), dtype=np.float32)
+        self.fill(vectors, out)
+        return out
+
+    def fill(self, vectors: np.ndarray, out: np.ndarray) -> None:
+        """Write the basic features into the first columns of `out` (one compiled pass).
+
+        Per row: own hand (T), tiles played on any line (T), open values one-hot
+        ((n+1) x V), markers (n), passed_last (n), hand sizes / M (n), turns until each
+        seat moves / (n-1) (n), dummy open (1).
+        """
+        _basic_block(vectors, self.offsets, self.n, self.t, self.v, self.max_hand, out)
 
     def own_pips(self, vectors: np.ndarray) -> np.ndarray:
         """Pips the observer still holds in each vector (its final score once the hand is over)."""
@@ -226,13 +227,45 @@ class LineFeatures(BasicFeatures):
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
         out = np.zeros((vectors.shape[0], self.size), dtype=np.float32)
-        out[:, :self.basic_size] = super().__call__(vectors)
+        self.fill(vectors, out)
         _best_chain_block(np.ascontiguousarray(vectors[:, self.slices["hand"]]),
                           np.ascontiguousarray(vectors[:, self.own_open:self.own_open + self.highest + 1]),
                           self.low, self.high, self.in_pow, self.off_pow, MAX_LINE_LENGTH,
                           float(2 * self.highest), float(self.highest * self.max_hand), float(self.max_hand),
                           out[:, self.basic_size:])
         return out
+
+
+@njit(cache=True)
+def _basic_block(vectors, offsets, n, t, v, max_hand, out):
+    """BasicFeatures in one pass; `offsets` are those of hand, played, open_values, markers,
+    passed_last, hand_sizes, turns_until and dummy_open in the observation layout."""
+    hand, played, open_values, markers, passed, sizes, turns, dummy = offsets
+    for k in range(vectors.shape[0]):
+        row = vectors[k]
+        col = 0
+        for tile in range(t):
+            out[k, col + tile] = row[hand + tile]
+            on_table = 0
+            for line in range(n + 1):
+                on_table += row[played + line * t + tile]
+            out[k, col + t + tile] = on_table
+        col += 2 * t
+        for i in range((n + 1) * v):
+            out[k, col + i] = row[open_values + i]
+        col += (n + 1) * v
+        for seat in range(n):
+            out[k, col + seat] = row[markers + seat]
+            out[k, col + n + seat] = row[passed + seat]
+            held = 0
+            for j in range(max_hand):
+                held += row[sizes + seat * max_hand + j]
+            out[k, col + 2 * n + seat] = np.float32(held) / np.float32(max_hand)
+            wait = 0
+            for j in range(n):
+                wait += j * row[turns + seat * n + j]
+            out[k, col + 3 * n + seat] = np.float32(wait) / np.float32(max(n - 1, 1))
+        out[k, col + 4 * n] = row[dummy]
 
 
 @njit(cache=True)
@@ -397,11 +430,28 @@ class NumpyValue:
     def predict(self, features: np.ndarray) -> np.ndarray:
         x = features
         for weight, bias, norm_weight, norm_bias in self.hidden:
-            x = np.maximum(x @ weight + bias, 0.0)
-            centred = x - x.mean(axis=-1, keepdims=True)
-            x = centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LAYER_NORM_EPS)
-            x = x * norm_weight + norm_bias
+            x = x @ weight
+            _relu_layer_norm(x, bias, norm_weight, norm_bias)
         return (x @ self.w_out + self.b_out)[..., 0]
+
+
+@njit(cache=True)
+def _relu_layer_norm(y, bias, norm_weight, norm_bias):
+    """The rest of a hidden block after its matrix product, in place: + bias -> ReLU -> LayerNorm."""
+    width = y.shape[1]
+    for k in range(y.shape[0]):
+        mean = np.float32(0.0)
+        for j in range(width):
+            y[k, j] = max(y[k, j] + bias[j], np.float32(0.0))
+            mean += y[k, j]
+        mean /= width
+        variance = np.float32(0.0)
+        for j in range(width):
+            y[k, j] -= mean
+            variance += y[k, j] * y[k, j]
+        scale = np.float32(1.0) / np.sqrt(variance / width + np.float32(LAYER_NORM_EPS))
+        for j in range(width):
+            y[k, j] = y[k, j] * scale * norm_weight[j] + norm_bias[j]
 
 
 def _layers(shapes: list[tuple[str, tuple[int, ...]]]) -> list[list[tuple[str, tuple[int, ...]]]]:

@@ -17,6 +17,8 @@ from baselines import td_lambda  # noqa: E402
 from baselines import train as train_command  # noqa: E402
 from baselines.play import play_game  # noqa: E402
 from baselines.policy import make_policy  # noqa: E402
+from dominoes_env import make_config  # noqa: E402
+from dominoes_env.core.observation import observation_fields  # noqa: E402
 
 TINY = td_lambda.TDLambdaConfig(
     num_players=2, highest_dominoe=6, hidden_sizes=(16, 8), hands=48, curriculum=(("random", 1.0),),
@@ -319,3 +321,33 @@ def test_the_train_command_refuses_unknown_opponents(tmp_path, capsys):
     args = parser.parse_args(["td-lambda", "--curriculum", "nobody:1", "--checkpoint-dir", str(tmp_path)])
     assert train_command.run(args) == 2
     assert "unknown opponent(s) ['nobody']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("players, highest", [(2, 6), (4, 9), (6, 12)])
+def test_compiled_basic_features_match_a_numpy_reading_of_the_layout(players, highest):
+    """The compiled feature pass against the fields read with plain numpy slicing."""
+    config = make_config(players, highest)
+    fields = {f.name: f for f in observation_fields(config)}
+    n, t, m = players, config.num_tiles, config.max_hand_size
+    env = dominoes_env.raw_env(players, highest)
+    vectors = []
+    for seed in range(3):
+        env.reset(seed=seed)
+        while not env.game.is_over:
+            observed = env.observe(env.agent_selection)
+            vectors.append(observed["observation"])
+            env.step(int(np.flatnonzero(observed["action_mask"])[-1]))
+    vectors = np.array(vectors)
+    k = vectors.shape[0]
+    read = {name: vectors[:, field.slice].astype(np.float32) for name, field in fields.items()}
+    expected = np.concatenate([
+        read["hand"],
+        read["played"].reshape(k, n + 1, t).sum(axis=1),
+        read["open_values"],
+        read["markers"],
+        read["passed_last"],
+        read["hand_sizes"].reshape(k, n, m).sum(axis=2) / m,
+        read["turns_until"].reshape(k, n, n) @ (np.arange(n, dtype=np.float32) / (n - 1)),
+        read["dummy_open"],
+    ], axis=1)
+    np.testing.assert_allclose(td_lambda.BasicFeatures(config)(vectors), expected, rtol=1e-6, atol=0)
