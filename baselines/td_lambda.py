@@ -601,6 +601,20 @@ class Traces:
             self.pending_delta[table, slot] = final_pips - self.previous_value[table, slot]
             self.has_previous[table, slot] = False
 
+    def flush(self) -> None:
+        """Apply the queued final deltas (theta += alpha * delta * z) of learners with no move left."""
+        flat_delta = self.pending_delta.reshape(-1)
+        queued = np.flatnonzero(flat_delta)
+        if queued.size:
+            flat_z = self.z.view(-1, self.z.shape[-1])
+            rows = torch.from_numpy(queued)
+            change = torch.from_numpy(flat_delta[queued]) @ flat_z.index_select(0, rows)
+            with torch.no_grad():
+                self.network.theta.add_(change, alpha=self.alpha)
+            self.mean_abs_errors.append(float(np.abs(flat_delta[queued]).mean()))
+            flat_z.index_fill_(0, rows, 0.0)
+        self.pending_delta[:] = 0.0
+
     def step(self, tables: np.ndarray, slots: np.ndarray, next_values: np.ndarray, terminal: np.ndarray,
              next_features: np.ndarray) -> None:
         """One move of each learner (tables[i], slots[i]) to the after-state with value next_values[i].
@@ -731,6 +745,8 @@ def play_hands(network: ValueNetwork, features: BasicFeatures, opponent: str, ha
                 hand.legal_mask(out=mask)
                 hand.apply(table.opponents[seat].act(observer.encode(hand.state, seat), mask))
         if not movers:
+            if traces is not None:
+                traces.flush()  # the last hands' final deltas have no later step to ride on
             return records
         counts = np.empty(len(movers), dtype=np.int64)
         actions = []

@@ -351,3 +351,16 @@ def test_compiled_basic_features_match_a_numpy_reading_of_the_layout(players, hi
         read["dummy_open"],
     ], axis=1)
     np.testing.assert_allclose(td_lambda.BasicFeatures(config)(vectors), expected, rtol=1e-6, atol=0)
+
+
+def test_final_deltas_still_queued_when_play_stops_are_applied():
+    """A learner whose hand ended after everyone else's still gets its final update."""
+    network = td_lambda.build_network(TINY)
+    traces = td_lambda.Traces(network, td_lambda=0.5, alpha=0.1, tables=2, seats=1)
+    traces.z[1, 0] = 1.0
+    traces.previous_value[1, 0], traces.has_previous[1, 0] = 2.0, True
+    traces.end_hand(1, 0, final_pips=5.0)  # delta = 5 - 2 = 3, queued
+    before = network.theta.detach().clone()
+    traces.flush()
+    torch.testing.assert_close(network.theta.detach(), before + 0.1 * 3.0)
+    assert not traces.pending_delta.any() and not traces.z[1, 0].any()
