@@ -30,6 +30,8 @@ def play_game(env: DominoesEnv, policies: Sequence[Policy], seed: int) -> GameRe
     the bare :class:`DominoesEnv` (``dominoes_env.raw_env``): the policies only ever see
     ``observe(agent)``.
     """
+    if env.illegal_action != "raise":
+        raise ValueError("play_game needs an env with illegal_action='raise': a penalized game ends before its hands do")
     if len(policies) != env.config.num_players:
         raise ValueError(f"{env.config.num_players} seats need {env.config.num_players} policies, got {len(policies)}")
     env.reset(seed=seed)

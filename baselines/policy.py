@@ -82,8 +82,8 @@ def policy_parameters(name: str) -> dict[str, Any]:
     cls = _policy_class(name)
     signature = inspect.signature(cls.__init__)
     skip = {"self", "num_players", "highest_dominoe", "seed"}
-    return {p.name: p.default for p in signature.parameters.values()
-            if p.name not in skip and p.kind is p.KEYWORD_ONLY or (p.name not in skip and p.kind is p.POSITIONAL_OR_KEYWORD)}
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name: p.default for p in signature.parameters.values() if p.name not in skip and p.kind in named}
 
 
 def make_policy(name: str, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,

@@ -67,7 +67,8 @@ def parse_curriculum(text: str) -> tuple[tuple[str, float], ...]:
 def run(args: argparse.Namespace) -> int:
     try:
         return _train_td_lambda(args)
-    except ValueError as error:
+    except (ValueError, FloatingPointError) as error:  # bad arguments, or a diverged run
+
         print(f"dominoes train: error: {error}", file=sys.stderr)
         return 2
 
@@ -100,10 +101,12 @@ def _train_td_lambda(args: argparse.Namespace) -> int:
     recorder = RunRecorder(out, config, td_lambda, progress=not args.no_progress)
     log = td_lambda.TrainingLog(on_hand=recorder.on_hand, on_progress=recorder.on_progress,
                                 on_evaluation=recorder.on_evaluation)
-    network = td_lambda.train(config, log, network=network)
+    try:
+        network = td_lambda.train(config, log, network=network)
+    finally:
+        recorder.close()  # the log and the curve so far are kept, even when the run diverges
     info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
     final = td_lambda.save_checkpoint(out / "td_lambda.safetensors", network, config, info)
-    recorder.close()
     print(f"trained {config.hands} hands in {recorder.elapsed():.0f} s; checkpoint {final}, "
           f"log {out / 'log.csv'}, curve {out / 'learning_curve.png'}")
     return 0

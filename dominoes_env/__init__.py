@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from dominoes_env.core import GameConfig, HandState, IllegalActionError, make_config
 from dominoes_env.core.afterstate import afterstate
 from dominoes_env.core.observation import decode_fields

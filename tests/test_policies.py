@@ -304,3 +304,11 @@ def test_persistent_line_without_reset_does_not_keep_a_chain_from_another_hand()
     second = position(TWO_SIX, [[(4, 5), (3, 4), (0, 2)], [(1, 1)]], engine=4, lines={0: [(4, 6)]})
     assert play(second, policy) == "pass"
     assert policy.searches == 2 and policy.chain == ()
+
+
+def test_play_game_refuses_an_env_that_penalizes_instead_of_raising():
+    from baselines.play import play_game
+
+    env = dominoes_env.raw_env(4, 9, illegal_action="penalize")
+    with pytest.raises(ValueError, match="illegal_action='raise'"):
+        play_game(env, [make_policy("random", seed=seat) for seat in range(4)], seed=0)

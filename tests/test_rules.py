@@ -588,3 +588,18 @@ def test_named_views_match_the_compiled_state_split(players, highest):
         assert np.shares_memory(view, hand.state)
         assert view.__array_interface__["data"][0] == compiled.__array_interface__["data"][0], name
         assert view.shape == compiled.shape, name
+
+
+def test_a_deal_must_hold_every_tile_once_and_a_real_engine():
+    config = make_config(2, 6)
+    full = [list(range(0, 14)), list(range(14, 28))]
+    with pytest.raises(ValueError, match="each of the 28 tiles"):
+        HandState.from_deal(config, [full[0], full[1][:-1] + [28]], engine_value=6)
+    with pytest.raises(ValueError, match="engine_value"):
+        HandState.from_deal(config, full, engine_value=7)
+
+
+def test_a_position_cannot_give_a_seat_more_tiles_than_a_deal_can():
+    config = make_config(4, 6)  # 28 tiles: at most 7 per seat
+    with pytest.raises(ValueError, match="at most 7"):
+        HandState.from_position(config, [list(range(8)), [], [], []], engine_value=6)

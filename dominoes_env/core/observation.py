@@ -86,10 +86,6 @@ def _layout(config: GameConfig, num_hands: int) -> tuple[tuple[Field, ...], np.n
     return fields, offsets, sum(f.size for f in fields)
 
 
-def observation_size(config: GameConfig, num_hands: int = 1) -> int:
-    return _layout(config, max(1, num_hands))[2]
-
-
 @njit(cache=True)
 def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, bits, out):
     """Encode what seat `viewer` observes of `state` into the zeroed int8 vector `out`."""

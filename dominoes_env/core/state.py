@@ -119,12 +119,15 @@ class HandState:
         n, t = config.num_players, config.num_tiles
         if len(hands) != n:
             raise ValueError(f"hands must list {n} seats, got {len(hands)}")
-        owner = np.full(t, -1, dtype=np.int16)
-        for seat, tiles in enumerate(hands):
-            owner[np.asarray(list(tiles), dtype=np.int64)] = seat
-        counts = np.bincount(np.concatenate([np.asarray(list(h), dtype=np.int64) for h in hands]), minlength=t)
-        if counts.shape[0] != t or np.any(counts != 1):
-            raise ValueError(f"a deal must hold each of the {t} tiles exactly once")
+        dealt = [np.asarray(list(tiles), dtype=np.int64) for tiles in hands]
+        every = np.concatenate(dealt)
+        if every.size != t or np.any(np.sort(every) != np.arange(t)):
+            raise ValueError(f"a deal must hold each of the {t} tiles (indices 0..{t - 1}) exactly once")
+        if as_action(engine_value) is None or not 0 <= engine_value <= config.highest_dominoe:
+            raise ValueError(f"engine_value must be 0..{config.highest_dominoe}, got {engine_value!r}")
+        owner = np.empty(t, dtype=np.int16)
+        for seat, tiles in enumerate(dealt):
+            owner[tiles] = seat
         return cls._from_owner(config, owner, engine_value)
 
     @classmethod
@@ -189,6 +192,9 @@ class HandState:
                 hand._claim(tile, seen)
                 hand.owner[tile] = seat
             hand.hand_sizes[seat] = int(np.sum(hand.owner == seat))
+            if hand.hand_sizes[seat] > config.max_hand_size:
+                raise ValueError(f"seat {seat} holds {hand.hand_sizes[seat]} tiles; a deal gives at most "
+                                 f"{config.max_hand_size} in this game")
         for line, tiles in sorted((lines or {}).items()):
             hand._lay_line(line, tiles, seen)
         for seat in markers:
