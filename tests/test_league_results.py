@@ -210,3 +210,18 @@ def test_the_default_league_is_the_original_one_plus_loadable_learners():
     assert names[:5] == ["persistent_line", "double", "greedy", "random", "stupid"]
     assert set(names[5:]) <= {"td_lambda"}
     assert all(copies == 4 for _, copies in default_policies(4, 9))
+
+
+def test_a_second_run_on_the_same_directory_is_refused_and_changes_nothing(tmp_path):
+    write_games(tmp_path, SPEC, range(2))
+    before = results_path(tmp_path).read_bytes()
+    records, writer = open_results(tmp_path, SPEC)
+    try:
+        with pytest.raises(ResultsError, match="another league run is writing"):
+            open_results(tmp_path, SPEC)
+    finally:
+        writer.close()
+    assert results_path(tmp_path).read_bytes() == before
+    records, writer = open_results(tmp_path, SPEC)  # free again once the first run closed
+    writer.close()
+    assert len(records) == 2

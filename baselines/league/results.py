@@ -26,6 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # Windows has no POSIX file locks
+    fcntl = None
+
 from baselines.league.schedule import plan_game
 from baselines.league.spec import LeagueError, LeagueSpec
 
@@ -143,6 +148,19 @@ class ResultsWriter:
         self.path = path
         self._file = open(path, "ab")  # noqa: SIM115 - closed by close() / the context manager
         self._last_sync = time.monotonic()
+        self._lock()
+
+    def _lock(self) -> None:
+        """Hold an exclusive lock on the file while writing: two runs on one directory would
+        both append the same games and leave a file that can no longer be resumed."""
+        if fcntl is None:  # no POSIX locks (Windows): one run per directory is the user's care
+            return
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            raise ResultsError(f"another league run is writing {self.path}; wait for it to finish "
+                               f"or choose another --out directory") from None
 
     def append(self, record: GameRecord) -> None:
         self._write(record.to_line())
@@ -193,13 +211,17 @@ def open_results(out_dir: str | os.PathLike, spec: LeagueSpec) -> tuple[tuple[Ga
     except OSError as error:
         raise ResultsError(f"cannot write results to {str(out_dir)!r}: {error}; "
                            f"choose a writable directory with --out") from None
-    contents = read_results(path)
-    if contents.spec is not None and contents.spec != spec:
-        raise ResultsError(f"{path} holds a different league ({contents.spec.describe()}) than the one asked for "
-                           f"({spec.describe()}); use another --out directory, or the same options to resume")
+    writer = ResultsWriter(path)  # locks the file before anything is read or cut
+    try:
+        contents = read_results(path)
+        if contents.spec is not None and contents.spec != spec:
+            raise ResultsError(f"{path} holds a different league ({contents.spec.describe()}) than the one asked "
+                               f"for ({spec.describe()}); use another --out directory, or the same options to resume")
+    except ResultsError:
+        writer.close()
+        raise
     if contents.unfinished_tail:
         os.truncate(path, contents.complete_size)
-    writer = ResultsWriter(path)
     if contents.spec is None:
         writer.write_header(spec)
     return contents.records, writer
