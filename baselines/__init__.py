@@ -1,7 +1,7 @@
 """Policies that play dominoes_env, their registry, and the evaluation harness.
 
     >>> import baselines
-    >>> policy = baselines.make_policy("greedy", num_players=4, highest_dominoe=9, seed=0)
+    >>> policy = baselines.make_policy("greedy", num_players=4, highest_double=9, seed=0)
     >>> "persistent_line" in baselines.policy_names()
     True
 

@@ -43,6 +43,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.tiles import tile_set
 
 #: Reference defaults (BASELINES.md).
@@ -88,7 +89,8 @@ def check_parameters(in_line_discount: float, off_line_discount: float, max_line
         raise ValueError(f"max_line_length must be a positive integer, got {max_line_length!r}")
 
 
-def best_chain(hand: Iterable[int], open_value: int, highest_dominoe: int,
+@renamed_keyword
+def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
                in_line_discount: float = IN_LINE_DISCOUNT, off_line_discount: float = OFF_LINE_DISCOUNT,
                max_line_length: int = MAX_LINE_LENGTH) -> Chain:
     """The best chain the hand can lay on a line whose open value is `open_value`.
@@ -96,7 +98,7 @@ def best_chain(hand: Iterable[int], open_value: int, highest_dominoe: int,
     Args:
         hand: canonical tile indices held (any order, no repeats).
         open_value: the open value of the player's own line.
-        highest_dominoe: N of the double-N set (gives each tile's ends and pips).
+        highest_double: N of the double-N set (gives each tile's ends and pips).
         in_line_discount, off_line_discount: the discounts of the chain value, in (0, 1].
         max_line_length: longest chain considered.
 
@@ -105,10 +107,10 @@ def best_chain(hand: Iterable[int], open_value: int, highest_dominoe: int,
         ``-off_line_discount * pips(hand)``) when no tile fits `open_value`.
     """
     check_parameters(in_line_discount, off_line_discount, max_line_length)
-    tiles = tile_set(highest_dominoe)
+    tiles = tile_set(highest_double)
     hand_array = _hand_array(hand, tiles.num_tiles)
-    if not 0 <= open_value <= highest_dominoe:
-        raise ValueError(f"open_value must be 0..{highest_dominoe}, got {open_value}")
+    if not 0 <= open_value <= highest_double:
+        raise ValueError(f"open_value must be 0..{highest_double}, got {open_value}")
     out = np.empty(max_line_length, dtype=np.int64)
     value, length = search_best_chain(hand_array, open_value, tiles.low, tiles.high,
                                       discount_powers(in_line_discount, max_line_length),
@@ -117,13 +119,14 @@ def best_chain(hand: Iterable[int], open_value: int, highest_dominoe: int,
     return Chain(tuple(int(hand_array[i]) for i in out[:length]), float(value))
 
 
-def chain_value(chain: Sequence[int], hand: Iterable[int], highest_dominoe: int,
+@renamed_keyword
+def chain_value(chain: Sequence[int], hand: Iterable[int], highest_double: int,
                 in_line_discount: float = IN_LINE_DISCOUNT, off_line_discount: float = OFF_LINE_DISCOUNT) -> float:
     """The value of a given chain for a hand (the chain's tiles must be in the hand).
 
     Does not check that the tiles connect: persistent_line re-values the chain it keeps.
     """
-    tiles = tile_set(highest_dominoe)
+    tiles = tile_set(highest_double)
     hand_array = _hand_array(hand, tiles.num_tiles)
     chain_array = np.asarray(list(chain), dtype=np.int64)
     missing = set(chain_array.tolist()) - set(hand_array.tolist())

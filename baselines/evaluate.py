@@ -45,10 +45,11 @@ import numpy as np
 from baselines.play import play_game
 from baselines.policy import Policy, make_policy
 from dominoes_env import make_config
+from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.env import raw_env
 
 #: A policy to evaluate: a registry name, (name, parameters), a factory called as
-#: ``factory(num_players, highest_dominoe, seed)`` (a Policy subclass is one), or a
+#: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one), or a
 #: ready Policy object (used as is, not reseeded).
 PolicySpec = Union[str, tuple[str, Mapping[str, Any]], Callable[..., Policy], Policy]
 
@@ -92,7 +93,7 @@ class EvaluationResult:
     went_out: np.ndarray
     deal: np.ndarray
     num_players: int
-    highest_dominoe: int
+    highest_double: int
     hands_per_game: int
     seed: int
 
@@ -158,7 +159,7 @@ class EvaluationResult:
             design = f"{deals} deals x {n} seat rotations"
         else:
             design = f"{deals} games of {self.hands_per_game} hands x {n} seat rotations"
-        return (f"{n} players, double-{self.highest_dominoe}, {self.num_hands} hands ({design}), seed {self.seed}. "
+        return (f"{n} players, double-{self.highest_double}, {self.num_hands} hands ({design}), seed {self.seed}. "
                 f"won: hands won (a blocked hand is shared by the lowest); seat k: mean pips in seat k.")
 
     def _summary_rows(self, order: list[int]) -> list[str]:
@@ -188,8 +189,9 @@ class _Entry:
     make: Callable[[int], Policy]  # seed -> policy
 
 
+@renamed_keyword
 def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_players: int = 4,
-             highest_dominoe: int = 9, hands_per_game: int = 1, progress: bool = False) -> EvaluationResult:
+             highest_double: int = 9, hands_per_game: int = 1, progress: bool = False) -> EvaluationResult:
     """Play `policies` against each other through the env and measure them.
 
     Args:
@@ -198,7 +200,7 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
         num_hands: hands to play at least; rounded up to whole deals played under every
             seat rotation (and, with more entries than seats, to equal tables per entry).
         seed: the root of every deal and every policy's generator.
-        num_players, highest_dominoe: the table size.
+        num_players, highest_double: the table size.
         hands_per_game: hands per episode (1: single hands; N+1: full games, engines N..0).
         progress: show a progress bar (tqdm, when installed) on runs longer than a second.
 
@@ -206,7 +208,7 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
         ValueError: fewer entries than seats, an unknown policy or parameter, a policy
             object built for another table size or listed twice, or a bad count.
     """
-    config = make_config(num_players, highest_dominoe)
+    config = make_config(num_players, highest_double)
     for name, value in (("num_hands", num_hands), ("hands_per_game", hands_per_game)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -214,7 +216,7 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
     if len(objects) != len(set(objects)):
         raise ValueError("the same Policy object is listed twice: one object cannot sit in two seats at once; "
                          "list a name or a factory for copies")
-    entries = [_entry(spec, num_players, highest_dominoe) for spec in policies]
+    entries = [_entry(spec, num_players, highest_double) for spec in policies]
     if len(entries) < num_players:
         raise ValueError(f"{num_players} seats need at least {num_players} policies, got {len(entries)}; "
                          f"list copies for more seats, e.g. ['persistent_line', 'random', 'random', 'random']")
@@ -227,7 +229,7 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
     game_seeds = np.random.default_rng(deal_seeds).integers(0, 2**31 - 1, size=num_deals)
     tables = _tables(len(entries), num_players, num_deals, np.random.default_rng(table_seeds))
 
-    env = raw_env(num_players, highest_dominoe, num_hands=hands_per_game)
+    env = raw_env(num_players, highest_double, num_hands=hands_per_game)
     hands_total = num_deals * num_players * hands_per_game
     scores = np.empty((hands_total, num_players), dtype=np.int64)
     seating = np.empty((hands_total, num_players), dtype=np.int64)
@@ -248,7 +250,7 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
                 bar.update(hands_per_game)
     if bar is not None:
         bar.close()
-    return _summarise(labels, scores, seating, went_out, deal, config.num_players, highest_dominoe,
+    return _summarise(labels, scores, seating, went_out, deal, config.num_players, highest_double,
                       hands_per_game, seed)
 
 
@@ -322,31 +324,31 @@ def _literal(text: str) -> Any:
         return text
 
 
-def _entry(spec: PolicySpec, num_players: int, highest_dominoe: int) -> _Entry:
+def _entry(spec: PolicySpec, num_players: int, highest_double: int) -> _Entry:
     """A label and a seed -> policy maker; fails early on unknown names or parameters."""
     if isinstance(spec, str):
         spec = (spec, {})
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
         name, params = spec[0], dict(spec[1])
-        make_policy(name, num_players, highest_dominoe, seed=0, **params)  # validate now, not mid-run
+        make_policy(name, num_players, highest_double, seed=0, **params)  # validate now, not mid-run
         label = name + (f"({', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else "")
-        return _Entry(label, lambda seed: make_policy(name, num_players, highest_dominoe, seed=seed, **params))
+        return _Entry(label, lambda seed: make_policy(name, num_players, highest_double, seed=seed, **params))
     if isinstance(spec, Policy):
-        if (spec.num_players, spec.highest_dominoe) != (num_players, highest_dominoe):
+        if (spec.num_players, spec.highest_double) != (num_players, highest_double):
             raise ValueError(f"policy {spec!r} was built for {spec.num_players} players, "
-                             f"double-{spec.highest_dominoe}; this evaluation is {num_players} players, "
-                             f"double-{highest_dominoe}")
+                             f"double-{spec.highest_double}; this evaluation is {num_players} players, "
+                             f"double-{highest_double}")
         return _Entry(spec.name, lambda seed: spec)
     if callable(spec):
         label = getattr(spec, "name", None) or getattr(spec, "__name__", None) or repr(spec)
-        return _Entry(str(label), lambda seed: spec(num_players, highest_dominoe, seed))
+        return _Entry(str(label), lambda seed: spec(num_players, highest_double, seed))
     raise ValueError(f"cannot evaluate {spec!r}: give a policy name, (name, params), a factory "
-                     f"(num_players, highest_dominoe, seed) -> Policy, or a Policy")
+                     f"(num_players, highest_double, seed) -> Policy, or a Policy")
 
 
 # --------------------------------------------------------------------------- statistics
 def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_out: np.ndarray, deal: np.ndarray,
-               num_players: int, highest_dominoe: int, hands_per_game: int, seed: int) -> EvaluationResult:
+               num_players: int, highest_double: int, hands_per_game: int, seed: int) -> EvaluationResult:
     hands, n = scores.shape
     lowest = scores == scores.min(axis=1, keepdims=True)
     credit = lowest / lowest.sum(axis=1, keepdims=True)  # blocked: the lowest share the hand
@@ -381,7 +383,7 @@ def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_
     with np.errstate(invalid="ignore", divide="ignore"):
         head_to_head, head_to_head_ties = wins / met, ties / met
     return EvaluationResult(tuple(results), head_to_head, head_to_head_ties, scores, seating, went_out, deal,
-                            num_players, highest_dominoe, hands_per_game, seed)
+                            num_players, highest_double, hands_per_game, seed)
 
 
 def _ci95(scores: np.ndarray, mine: np.ndarray, deal: np.ndarray) -> float:
@@ -423,7 +425,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         specs = [entry for text in args.policies for entry in parse_policy_argument(text)]
-        result = evaluate(specs, args.hands, seed=args.seed, num_players=args.players, highest_dominoe=args.highest,
+        result = evaluate(specs, args.hands, seed=args.seed, num_players=args.players, highest_double=args.highest,
                           hands_per_game=args.hands_per_game, progress=not args.no_progress)
     except ValueError as error:
         print(f"dominoes evaluate: error: {error}", file=sys.stderr)

@@ -68,7 +68,7 @@ class ObservationView:
 
     def __init__(self, config: GameConfig) -> None:
         fields = {field.name: field for field in observation_fields(config)}
-        t, v = config.num_tiles, config.highest_dominoe + 1
+        t, v = config.num_tiles, config.highest_double + 1
         self.hand = fields["hand"].slice
         played = fields["played"].offset
         self.played_on_own_line = slice(played, played + t)  # row 0 of played: my line
@@ -110,8 +110,8 @@ class ScoredPolicy(Policy):
     :meth:`move_scores` may adjust them for the position (best_line does).
     """
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None) -> None:
-        super().__init__(num_players, highest_dominoe, seed)
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
+        super().__init__(num_players, highest_double, seed)
         self.scores = _per_action(self.config, self.tile_scores(self.config))
         self.scores.setflags(write=False)
 
@@ -171,10 +171,10 @@ class BestLinePolicy(ScoredPolicy):
         off_line_discount: discount per turn of the tiles left out of the chain (default 0.7).
     """
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
                  max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
                  off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
-        super().__init__(num_players, highest_dominoe, seed)
+        super().__init__(num_players, highest_double, seed)
         check_parameters(in_line_discount, off_line_discount, max_line_length)
         self.max_line_length = int(max_line_length)
         self.in_line_discount = float(in_line_discount)
@@ -223,10 +223,10 @@ class PersistentLinePolicy(BestLinePolicy):
     its line, caught first, moves the open value under the chain).
     """
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
                  max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
                  off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
-        super().__init__(num_players, highest_dominoe, seed, max_line_length, in_line_discount, off_line_discount)
+        super().__init__(num_players, highest_double, seed, max_line_length, in_line_discount, off_line_discount)
         self._hand_start, self._open_start = self.view.hand.start, self.view.own_open_value.start
         self._num_tiles, self._pass_action = self.config.num_tiles, self.config.pass_action
         self.reset()

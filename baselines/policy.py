@@ -8,9 +8,11 @@ plays in the evaluation harness, the league, or a user's own loop.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -19,6 +21,7 @@ import numpy as np
 
 from dominoes_env import make_config
 from dominoes_env.core.config import GameConfig
+from dominoes_env.core.deprecation import renamed_keyword
 
 SeedLike = int | np.random.Generator | None
 
@@ -34,8 +37,25 @@ class Policy(ABC):
 
     name: ClassVar[str] = "policy"
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None) -> None:
-        self.config: GameConfig = make_config(num_players, highest_dominoe)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Keep subclasses working across the 0.2.0 rename of ``highest_dominoe`` (until 0.3.0).
+
+        A subclass written with the new name also accepts the old keyword (with a
+        DeprecationWarning); one still written with the old parameter name is given the
+        table size under that name, with a warning asking to rename it.
+        """
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+        parameters = inspect.signature(init).parameters
+        if "highest_dominoe" in parameters and "highest_double" not in parameters:
+            cls.__init__ = _old_style_init(cls, init)  # type: ignore[method-assign]
+        else:
+            cls.__init__ = renamed_keyword(init)  # type: ignore[method-assign]
+
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
+        self.config: GameConfig = make_config(num_players, highest_double)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     @property
@@ -43,8 +63,14 @@ class Policy(ABC):
         return self.config.num_players
 
     @property
+    def highest_double(self) -> int:
+        return self.config.highest_double
+
+    @property
     def highest_dominoe(self) -> int:
-        return self.config.highest_dominoe
+        """Deprecated name of :attr:`highest_double` (until 0.3.0)."""
+        warnings.warn("Policy.highest_dominoe was renamed highest_double in 0.2.0", DeprecationWarning, stacklevel=2)
+        return self.config.highest_double
 
     def reset(self) -> None:
         """Called at the start of every hand; forget anything kept from the previous one."""
@@ -54,7 +80,21 @@ class Policy(ABC):
         """Return a legal action (an index where ``action_mask`` is 1)."""
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(num_players={self.num_players}, highest_dominoe={self.highest_dominoe})"
+        return f"{type(self).__name__}(num_players={self.num_players}, highest_double={self.highest_double})"
+
+
+def _old_style_init(cls: type, init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap the ``__init__`` of a subclass that still names its parameter ``highest_dominoe``."""
+
+    @functools.wraps(init)
+    def translate(self: Policy, *args: Any, **kwargs: Any) -> None:
+        if "highest_double" in kwargs:
+            warnings.warn(f"{cls.__qualname__}.__init__ names its parameter 'highest_dominoe'; rename it "
+                          f"'highest_double' (the old name stops working in 0.3.0)", DeprecationWarning, stacklevel=3)
+            kwargs["highest_dominoe"] = kwargs.pop("highest_double")
+        init(self, *args, **kwargs)
+
+    return translate
 
 
 def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
@@ -81,12 +121,13 @@ def policy_parameters(name: str) -> dict[str, Any]:
     """The tunable parameters of a policy and their defaults."""
     cls = _policy_class(name)
     signature = inspect.signature(cls.__init__)
-    skip = {"self", "num_players", "highest_dominoe", "seed"}
+    skip = {"self", "num_players", "highest_double", "highest_dominoe", "seed"}
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     return {p.name: p.default for p in signature.parameters.values() if p.name not in skip and p.kind in named}
 
 
-def make_policy(name: str, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+@renamed_keyword
+def make_policy(name: str, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
                 **params: Any) -> Policy:
     """Make a registered policy by name, e.g. ``make_policy("greedy", 4, 9, seed=0)``.
 
@@ -99,7 +140,7 @@ def make_policy(name: str, num_players: int = 4, highest_dominoe: int = 9, seed:
     if unknown:
         listing = ", ".join(f"{k}={v!r}" for k, v in known.items()) or "none"
         raise ValueError(f"policy {name!r} has no parameter(s) {unknown}; its parameters are: {listing}")
-    return cls(num_players=num_players, highest_dominoe=highest_dominoe, seed=seed, **params)
+    return cls(num_players=num_players, highest_double=highest_double, seed=seed, **params)
 
 
 def _policy_class(name: str) -> type[Policy]:

@@ -85,7 +85,7 @@ class TDLambdaConfig:
 
     num_players: int = 4
     """Seats at the table (2-8)."""
-    highest_dominoe: int = 9
+    highest_double: int = 9
     """N of the double-N set (6-18)."""
     variant: str = "basic"
     """Input features of V: "basic" (the reference's basic input) or "line" (basic + best-chain features)."""
@@ -122,7 +122,7 @@ class TDLambdaConfig:
     """Fixed opponents of the periodic evaluation (three copies at the table, seats rotated)."""
 
     def __post_init__(self) -> None:
-        make_config(self.num_players, self.highest_dominoe)
+        make_config(self.num_players, self.highest_double)
         if self.variant not in VARIANTS:
             raise ValueError(f"variant {self.variant!r} is not available; choose one of {list(VARIANTS)}")
         if not 0.0 <= self.td_lambda <= 1.0:
@@ -138,7 +138,7 @@ class TDLambdaConfig:
 
     @property
     def game(self) -> GameConfig:
-        return make_config(self.num_players, self.highest_dominoe)
+        return make_config(self.num_players, self.highest_double)
 
     def stage_hands(self) -> list[tuple[str, int]]:
         """The curriculum as (opponent, hands) with the hands summing to :attr:`hands`."""
@@ -153,6 +153,8 @@ class TDLambdaConfig:
     @classmethod
     def from_json(cls, text: str) -> TDLambdaConfig:
         values = json.loads(text)
+        if "highest_dominoe" in values:  # checkpoints written before 0.2.0
+            values["highest_double"] = values.pop("highest_dominoe")
         values["hidden_sizes"] = tuple(values["hidden_sizes"])
         values["curriculum"] = tuple((name, float(share)) for name, share in values["curriculum"])
         values["eval_opponents"] = tuple(values["eval_opponents"])
@@ -173,7 +175,7 @@ class BasicFeatures:
     def __init__(self, config: GameConfig) -> None:
         self.fields = {f.name: f for f in observation_fields(config, 1)}
         self.slices = {name: field.slice for name, field in self.fields.items()}
-        n, t, v = config.num_players, config.num_tiles, config.highest_dominoe + 1
+        n, t, v = config.num_players, config.num_tiles, config.highest_double + 1
         self.n, self.t, self.max_hand = n, t, config.max_hand_size
         self.v = v
         self.size = 2 * t + (n + 1) * v + 4 * n + 1
@@ -222,7 +224,7 @@ class LineFeatures(BasicFeatures):
         self.low, self.high = config.tiles.low, config.tiles.high
         self.in_pow = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
         self.off_pow = discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
-        self.highest = config.highest_dominoe
+        self.highest = config.highest_double
         self.own_open = self.fields["open_values"].slice.start
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
@@ -512,11 +514,11 @@ def load_checkpoint(path: str | Path, expected: GameConfig | None = None) -> tup
         config = TDLambdaConfig.from_json(metadata["config"])
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"td_lambda checkpoint {str(path)!r} has an unreadable configuration: {error}") from None
-    table = (config.num_players, config.highest_dominoe)
-    if expected is not None and table != (expected.num_players, expected.highest_dominoe):
+    table = (config.num_players, config.highest_double)
+    if expected is not None and table != (expected.num_players, expected.highest_double):
         raise ValueError(
             f"td_lambda checkpoint {str(path)!r} was trained for {config.num_players} players, "
-            f"double-{config.highest_dominoe}, not {expected.num_players} players, double-{expected.highest_dominoe}")
+            f"double-{config.highest_double}, not {expected.num_players} players, double-{expected.highest_double}")
     network = build_network(config)
     if theta.shape != network.theta.shape:
         raise ValueError(f"td_lambda checkpoint {str(path)!r} holds {tuple(theta.shape)} weights where its "
@@ -536,10 +538,10 @@ def _load_for_acting(resolved: str, modified_ns: int, size: int, table: tuple[in
 
 def shipped_checkpoint(config: GameConfig) -> Path:
     """The checkpoint shipped with the package for a table size (4 players, double-nine only)."""
-    path = SHIPPED_CHECKPOINTS / f"td_lambda_{config.num_players}p_d{config.highest_dominoe}.safetensors"
+    path = SHIPPED_CHECKPOINTS / f"td_lambda_{config.num_players}p_d{config.highest_double}.safetensors"
     if not path.is_file():
         raise ValueError(f"no td_lambda checkpoint ships for {config.num_players} players, "
-                         f"double-{config.highest_dominoe} (only 4 players, double-nine); train one with "
+                         f"double-{config.highest_double} (only 4 players, double-nine); train one with "
                          f"`dominoes train td-lambda` and pass checkpoint=PATH")
     return path
 
@@ -559,14 +561,14 @@ class TDLambdaPolicy(Policy):
     synchronisation.
     """
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
                  checkpoint: str | None = None, epsilon: float = 0.0) -> None:
-        super().__init__(num_players, highest_dominoe, seed)
+        super().__init__(num_players, highest_double, seed)
         path = (shipped_checkpoint(self.config) if checkpoint is None else Path(checkpoint)).resolve()
         if not path.is_file():
             raise ValueError(f"td_lambda checkpoint {str(path)!r} does not exist")
         stat = path.stat()
-        table = (self.num_players, self.highest_dominoe)
+        table = (self.num_players, self.highest_double)
         self.value, self.training_config = _load_for_acting(str(path), stat.st_mtime_ns, stat.st_size, table)
         self.features = make_features(self.training_config)
         if not 0.0 <= epsilon <= 1.0:
@@ -575,7 +577,7 @@ class TDLambdaPolicy(Policy):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         actions, vectors, ends_hand = legal_afterstates(observation, action_mask, self.num_players,
-                                                        self.highest_dominoe)
+                                                        self.highest_double)
         if actions.shape[0] == 1:
             return int(actions[0])
         if self.epsilon and self.rng.random() < self.epsilon:
@@ -690,7 +692,7 @@ def play_hands(network: ValueNetwork, features: BasicFeatures, opponent: str, ha
     (not through the PettingZoo env) for speed, with the env's observation encoder.
     """
     game = config.game
-    n, highest = game.num_players, game.highest_dominoe
+    n, highest = game.num_players, game.highest_double
     observer = Observer(game)
     tables = [Table() for _ in range(config.parallel_hands)]
     opponent_seed = int(rng.integers(2**63))
@@ -775,7 +777,7 @@ def training_hands(config: TDLambdaConfig, count: int, rng: np.random.Generator,
     """`count` freshly dealt hands (any engine, seat order of the deal), the learner in one random seat or all."""
     game = config.game
     for _ in range(count):
-        hand = HandState.deal(game, int(rng.integers(game.highest_dominoe + 1)), rng)
+        hand = HandState.deal(game, int(rng.integers(game.highest_double + 1)), rng)
         yield hand, tuple(range(game.num_players)) if self_play else (int(rng.integers(game.num_players)),)
 
 
@@ -784,7 +786,7 @@ def rotated_hands(config: TDLambdaConfig, count: int, seed: int) -> HandSource:
     game = config.game
     for deal in range(-(-count // game.num_players)):
         rng = np.random.default_rng([seed, deal])
-        hand_index = int(rng.integers(game.highest_dominoe + 1))
+        hand_index = int(rng.integers(game.highest_double + 1))
         dealt = HandState.deal(game, hand_index, rng)
         for seat in range(game.num_players):
             yield dealt.copy(), (seat,)

@@ -78,7 +78,7 @@ def _train_td_lambda(args: argparse.Namespace) -> int:
     from baselines.policy import policy_names
 
     config = td_lambda.TDLambdaConfig(
-        num_players=args.players, highest_dominoe=args.highest, hands=args.hands, variant=args.variant,
+        num_players=args.players, highest_double=args.highest, hands=args.hands, variant=args.variant,
         curriculum=parse_curriculum(args.curriculum),
         hidden_sizes=tuple(int(width) for width in args.hidden.split(",")),
         td_lambda=args.td_lambda, alpha=args.alpha, self_play_alpha=args.self_play_alpha, epsilon=args.epsilon,

@@ -96,12 +96,12 @@ def time_split(spec: LeagueSpec, games: int) -> None:
 
 
 def _time_split(spec: LeagueSpec, games: int) -> None:
-    env = dominoes_env.raw_env(spec.num_players, spec.highest_dominoe, num_hands=spec.hands_per_game)
+    env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=spec.hands_per_game)
     logs, making, playing = [], 0.0, 0.0
     for game in range(games):
         plan = plan_game(spec, game)
         start = time.process_time()
-        policies = [spec.entries[e].make(spec.num_players, spec.highest_dominoe, seed)
+        policies = [spec.entries[e].make(spec.num_players, spec.highest_double, seed)
                     for e, seed in zip(plan.seats, plan.policy_seeds)]
         making += time.process_time() - start
         logs.append([[] for _ in policies])

@@ -1,7 +1,7 @@
 """dominoes-env: Mexican-Train-style dominoes as a PettingZoo AEC environment.
 
     >>> import dominoes_env
-    >>> env = dominoes_env.env(num_players=4, highest_dominoe=9)
+    >>> env = dominoes_env.env(num_players=4, highest_double=9)
     >>> env.reset(seed=0)
     >>> observation, reward, termination, truncation, info = env.last()
     >>> observation["action_mask"].shape
@@ -14,6 +14,7 @@ from typing import Any
 
 from dominoes_env.core import GameConfig, HandState, IllegalActionError, make_config
 from dominoes_env.core.afterstate import afterstate
+from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
@@ -22,7 +23,8 @@ __version__ = "0.1.0"
 ENV_ID = "dominoes/dominoes-v0"
 
 
-def decode_observation(observation: Any, num_players: int, highest_dominoe: int) -> dict[str, Any]:
+@renamed_keyword
+def decode_observation(observation: Any, num_players: int, highest_double: int) -> dict[str, Any]:
     """A readable view of an observation vector (or the env's observation dict).
 
     Everything is egocentric: index 0 is the observer, index k the seat k places after it,
@@ -33,12 +35,13 @@ def decode_observation(observation: Any, num_players: int, highest_dominoe: int)
     ``turns_until`` (n ints), ``hand_number`` (h of the engine), ``scores`` (n ints in a
     multi-hand game, else None).
     """
-    return decode_fields(make_config(num_players, highest_dominoe), observation)
+    return decode_fields(make_config(num_players, highest_double), observation)
 
 
-def layout_table(num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1) -> str:
+@renamed_keyword
+def layout_table(num_players: int = 4, highest_double: int = 9, num_hands: int = 1) -> str:
     """The observation layout for a table size as a Markdown index table."""
-    return _layout_table(make_config(num_players, highest_dominoe), num_hands)
+    return _layout_table(make_config(num_players, highest_double), num_hands)
 
 
 def _register() -> None:

@@ -6,7 +6,6 @@ translates it into agents, spaces, observations with action masks, and rewards.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -14,16 +13,17 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from dominoes_env.core.config import make_config
+from dominoes_env.core import validation
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, make_config
+from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer, layout_table
 from dominoes_env.core.render import render_table
-from dominoes_env.core.state import as_action
+from dominoes_env.core.validation import as_integer
 
 REWARD_MODES = ("score", "zero_sum", "rank")
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
-OPTIONS = ("reward", "illegal_action")
 
 
 def hand_rewards(scores: np.ndarray, mode: str) -> np.ndarray:
@@ -96,23 +96,19 @@ class DominoesEnv(AECEnv):
 
     metadata = {"name": "dominoes_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1,
-                 render_mode: str | None = None, **options: Any) -> None:
+    @renamed_keyword
+    def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
+                 render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise") -> None:
         super().__init__()
-        self.config = make_config(num_players, highest_dominoe)
-        if isinstance(num_hands, bool) or not isinstance(num_hands, numbers.Integral) or num_hands < 1:
-            raise ValueError(f"num_hands must be a positive integer, got {num_hands!r}")
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown option(s) {unknown}; options are {list(OPTIONS)}")
-        self.reward_mode = _choice("reward", options.get("reward", "score"), REWARD_MODES)
-        self.illegal_action = _choice("illegal_action", options.get("illegal_action", "raise"), ILLEGAL_ACTION_MODES)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not supported; choose None, 'ansi' or 'human'")
+        self.config = make_config(num_players, highest_double)
+        self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
+        self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
+        self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        if render_mode is not None:
+            validation.choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        self.num_hands = int(num_hands)
         self.observer = Observer(self.config, self.num_hands)
-        self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
+        self.possible_agents = [f"player_{seat}" for seat in range(self.config.num_players)]
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         observation_space = spaces.Dict({
             "observation": spaces.Box(0, 1, (self.observer.size,), np.int8),
@@ -143,6 +139,7 @@ class DominoesEnv(AECEnv):
                 later hands of a multi-hand game are dealt from the seeded generator.
                 Other keys are ignored, as PettingZoo's API test expects.
         """
+        seed = validation.seed("seed", seed)
         options = dict(options or {})
         if seed is not None or not hasattr(self, "_np_random_seeded"):
             self.np_random, self.np_random_seed = _seeded(seed)
@@ -169,6 +166,9 @@ class DominoesEnv(AECEnv):
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: Any) -> None:
+        if self.game is None or not self.agents:
+            state = "no episode yet" if self.game is None else "the episode is over: every agent is done"
+            raise IllegalActionError(f"step({action!r}) refused: {state}; call reset() to start an episode")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:
@@ -181,6 +181,7 @@ class DominoesEnv(AECEnv):
             self._penalize(agent, action)
             return
         hand_index = self.game.hand_index
+        hand = self.game.hand
         finished = self.game.apply(int(action), checked=True)
         if finished is not None or self._rewards_pending:
             # Only steps that end a hand pay anything; the others skip the bookkeeping.
@@ -188,7 +189,7 @@ class DominoesEnv(AECEnv):
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewards_pending = finished is not None
             if finished is not None:
-                self._pay_hand(finished, hand_index)
+                self._pay_hand(finished, hand_index, hand.went_out)
             self._accumulate_rewards()
         else:
             self._cumulative_rewards[agent] = 0.0
@@ -198,15 +199,15 @@ class DominoesEnv(AECEnv):
 
     def _is_legal(self, action: Any) -> bool:
         # The engine's notion of an integer action (0-d integer arrays included, bools not).
-        value = action if type(action) is int else as_action(action)
+        value = action if type(action) is int else as_integer(action)
         return value is not None and 0 <= value < self._mask.shape[0] and self._mask[value] == 1
 
-    def _pay_hand(self, scores: np.ndarray, hand_index: int) -> None:
+    def _pay_hand(self, scores: np.ndarray, hand_index: int, went_out: int | None) -> None:
         rewards = hand_rewards(scores, self.reward_mode)
         for seat, agent in enumerate(self.possible_agents):
             self.rewards[agent] = float(rewards[seat])
             self.infos[agent] = {"hand_index": hand_index, "hand_scores": scores.tolist(),
-                                 "game_scores": self.game.totals.tolist()}
+                                 "game_scores": self.game.totals.tolist(), "went_out": went_out}
         if self.game.is_over:
             self.terminations = dict.fromkeys(self.agents, True)
 
@@ -254,28 +255,26 @@ class DominoesEnv(AECEnv):
         pass
 
 
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; choose one of {list(allowed)}")
-    return value
-
-
 def _seeded(seed: int | None) -> tuple[np.random.Generator, int]:
     from gymnasium.utils import seeding
     return seeding.np_random(seed)
 
 
-def raw_env(num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1,
-            render_mode: str | None = None, **options: Any) -> DominoesEnv:
+@renamed_keyword
+def raw_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
+            *, reward: str = "score", illegal_action: str = "raise") -> DominoesEnv:
     """The bare environment (no PettingZoo wrappers): fastest, no order checks."""
-    return DominoesEnv(num_players, highest_dominoe, num_hands, render_mode, **options)
+    return DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
+                       illegal_action=illegal_action)
 
 
-def env(num_players: int = 4, highest_dominoe: int = 9, num_hands: int = 1,
-        render_mode: str | None = None, **options: Any) -> AECEnv:
+@renamed_keyword
+def env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
+        *, reward: str = "score", illegal_action: str = "raise") -> AECEnv:
     """The environment wrapped in PettingZoo's OrderEnforcingWrapper (the recommended entry point).
 
     Illegal actions are the env's own business (an IllegalActionError, or the penalty),
     so PettingZoo's assert-based wrappers are not added.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_dominoe, num_hands, render_mode, **options))
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_double, num_hands, render_mode,
+                                                  reward=reward, illegal_action=illegal_action))

@@ -56,7 +56,7 @@ def brute_force(hand: list[int], open_value: int, highest: int, max_line_length:
 def test_best_chain_and_its_value_by_hand():
     # Open value 6; hand (1|6) (1|4) (3|4) (2|3) (5|6): the long chain 6-1-4-3-2 beats (5|6) alone.
     hand = [t(6, 1, 6), t(6, 1, 4), t(6, 3, 4), t(6, 2, 3), t(6, 5, 6)]
-    chain = best_chain(hand, 6, highest_dominoe=6)
+    chain = best_chain(hand, 6, highest_double=6)
     assert chain.tiles == (t(6, 1, 6), t(6, 1, 4), t(6, 3, 4), t(6, 2, 3))
     # turns 0, 1, 2, 3; (5|6) stays off-line at the last turn's discount
     expected = 7 + 0.9 * 5 + 0.81 * 7 + 0.729 * 5 - 0.7 ** 3 * 11

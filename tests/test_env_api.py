@@ -64,7 +64,7 @@ def position_env(config, hands, engine, current=0, lines=None, markers=(), **env
     hand = HandState.from_position(
         config, [[index(*pair) for pair in held] for held in hands], engine, current_player=current,
         lines={line: [index(*pair) for pair in tiles] for line, tiles in (lines or {}).items()}, markers=markers)
-    env = dominoes_env.env(config.num_players, config.highest_dominoe, **env_options)
+    env = dominoes_env.env(config.num_players, config.highest_double, **env_options)
     start_env_from_hand(env, hand)
     return env
 
@@ -113,7 +113,7 @@ def test_render_shows_the_table():
 
 def test_registered_with_pettingzoo():
     assert dominoes_env.ENV_ID == "dominoes/dominoes-v0"
-    env = pettingzoo.make("aec", "dominoes/dominoes-v0", num_players=3, highest_dominoe=6)
+    env = pettingzoo.make("aec", "dominoes/dominoes-v0", num_players=3, highest_double=6)
     assert isinstance(env, pettingzoo.AECEnv)
     env.reset(seed=1)
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
@@ -123,22 +123,45 @@ def test_registered_with_pettingzoo():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"num_players": 9}, r"num_players=9.*2 to 8"),
-    ({"num_players": 1}, r"num_players=1.*2 to 8"),
-    ({"highest_dominoe": 5}, r"highest_dominoe=5.*double-6 to double-18"),
-    ({"highest_dominoe": 19}, r"highest_dominoe=19.*double-6 to double-18"),
+    ({"num_players": 9}, r"num_players must be an integer from 2 to 8.*got 9"),
+    ({"num_players": 1}, r"num_players must be an integer from 2 to 8.*got 1"),
+    ({"highest_double": 5}, r"highest_double must be an integer from 6 to 18.*double-6 to double-18.*got 5"),
+    ({"highest_double": 19}, r"highest_double must be an integer from 6 to 18.*got 19"),
     ({"num_players": 2.5}, r"num_players must be an integer"),
-    ({"num_hands": 0}, r"num_hands must be a positive integer"),
-    ({"num_hands": 1.5}, r"num_hands must be a positive integer"),
+    ({"num_players": True}, r"num_players must be an integer.*got True"),
+    ({"num_hands": 0}, r"num_hands must be an integer from 1 to 1000, got 0"),
+    ({"num_hands": 1.5}, r"num_hands must be an integer from 1 to 1000, got 1.5"),
+    ({"num_hands": 10**9}, r"num_hands must be an integer from 1 to 1000"),
     ({"reward": "x"}, r"reward='x'.*'score', 'zero_sum', 'rank'"),
+    ({"reward": np.array(["score"])}, r"reward=array\(\['score'\].*'score', 'zero_sum', 'rank'"),
     ({"illegal_action": "ignore"}, r"illegal_action='ignore'.*'raise', 'penalize'"),
-    ({"colour": "blue"}, r"unknown option.*colour.*reward"),
-    ({"render_mode": "rgb"}, r"render_mode='rgb'.*'ansi' or 'human'"),
+    ({"render_mode": "rgb"}, r"render_mode='rgb'.*'ansi', 'human'"),
 ])
 @pytest.mark.parametrize("make", [dominoes_env.env, dominoes_env.raw_env])
 def test_bad_constructor_arguments_are_refused_clearly(make, kwargs, message):
     with pytest.raises(ValueError, match=message):
         make(**kwargs)
+
+
+@pytest.mark.parametrize("make", [dominoes_env.env, dominoes_env.raw_env, dominoes_env.DominoesEnv])
+def test_options_are_explicit_keywords(make):
+    with pytest.raises(TypeError, match="colour"):
+        make(colour="blue")
+    env = make(4, 9, 2, None, reward="rank", illegal_action="penalize")
+    assert env.unwrapped.reward_mode == "rank" and env.unwrapped.illegal_action == "penalize"
+    with pytest.raises(TypeError):  # reward is keyword-only: no fifth positional argument
+        make(4, 9, 1, None, "rank")
+
+
+@pytest.mark.parametrize("make", [dominoes_env.env, dominoes_env.raw_env, dominoes_env.DominoesEnv,
+                                  dominoes_env.make_config])
+def test_the_old_keyword_highest_dominoe_still_works_with_a_warning(make):
+    with pytest.warns(DeprecationWarning, match="'highest_dominoe' was renamed 'highest_double'"):
+        made = make(num_players=3, highest_dominoe=6)
+    config = made if isinstance(made, dominoes_env.GameConfig) else made.unwrapped.config
+    assert config == dominoes_env.make_config(3, 6)
+    with pytest.raises(TypeError, match="both 'highest_dominoe' and its new name"):
+        make(highest_dominoe=6, highest_double=6)
 
 
 @pytest.mark.parametrize("players, highest", TABLES)

@@ -40,7 +40,7 @@ def test_golden_deal_is_a_rule_two_deal(record):
     """Hand sizes follow rule 2 with hand index k = N - h, the engine gone from the first player."""
     config = make_config(record["num_players"], record["highest_dominoe"])
     n, t = config.num_players, config.num_tiles
-    k = config.highest_dominoe - record["hand_number"]
+    k = config.highest_double - record["hand_number"]
     engine = config.tiles.double(record["hand_number"])
     sizes = [t // n + (((seat - k) % n) < t % n) for seat in range(n)]
     sizes[record["first_player"]] -= 1
@@ -70,7 +70,7 @@ def test_golden_hand_through_the_engine(record):
 @pytest.mark.parametrize("record", GOLDEN, ids=IDS)
 def test_golden_hand_through_the_env(record):
     n, highest = record["num_players"], record["highest_dominoe"]
-    env = dominoes_env.env(num_players=n, highest_dominoe=highest)
+    env = dominoes_env.env(num_players=n, highest_double=highest)
     start_env_from_hand(env, golden_start(record), hand_index=highest - record["hand_number"])
     agents = env.possible_agents
     for number, step in enumerate(record["steps"]):

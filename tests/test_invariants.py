@@ -122,7 +122,7 @@ def check_hand_start(hand: HandState, hand_index: int) -> None:
 
 def play_checked_games(players: int, highest: int, num_hands: int, games: int, seed: int) -> int:
     """Play `games` seeded episodes with masked random play, checking every move; return hands played."""
-    env = dominoes_env.raw_env(num_players=players, highest_dominoe=highest, num_hands=num_hands)
+    env = dominoes_env.raw_env(num_players=players, highest_double=highest, num_hands=num_hands)
     policy = np.random.default_rng(seed)
     hands_played = 0
     for game in range(games):
@@ -176,7 +176,7 @@ def test_random_games_follow_the_reference_many(players, highest, num_hands, gam
 
 def record_game(players: int, highest: int, num_hands: int, seed: int, scramble: bool = False) -> tuple:
     """Play one seeded episode; return (actions, digest of every observation, rewards)."""
-    env = dominoes_env.env(num_players=players, highest_dominoe=highest, num_hands=num_hands)
+    env = dominoes_env.env(num_players=players, highest_double=highest, num_hands=num_hands)
     env.reset(seed=seed)
     policy = np.random.default_rng(seed)
     chaos = np.random.default_rng(seed + 1)
@@ -231,7 +231,7 @@ def test_env_leaves_global_random_state_alone():
 
 
 def test_reset_with_the_same_seed_replays_and_unseeded_reset_continues():
-    env = dominoes_env.raw_env(num_players=3, highest_dominoe=6)
+    env = dominoes_env.raw_env(num_players=3, highest_double=6)
     env.reset(seed=42)
     first = env.game.hand.state.copy()
     env.reset(seed=42)

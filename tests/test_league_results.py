@@ -199,7 +199,7 @@ def test_a_league_smaller_than_a_table_is_refused():
 
 
 def test_bad_table_sizes_and_hands_are_refused():
-    with pytest.raises(LeagueError, match="num_players=9"):
+    with pytest.raises(LeagueError, match="num_players must be an integer from 2 to 8.*got 9"):
         make_spec(parse_policy_arguments(["random:9"]), 9, 9)
     with pytest.raises(LeagueError, match="hands per game"):
         make_spec(parse_policy_arguments(["random:4"]), 4, 9, hands_per_game=0)

@@ -24,8 +24,8 @@ class HeaviestTile(Policy):
     """Plays its heaviest legal tile: a strong stand-in, defined here so the tests do not
     depend on the speed or the details of the shipped policies."""
 
-    def __init__(self, num_players: int = 4, highest_dominoe: int = 9, seed=None) -> None:
-        super().__init__(num_players, highest_dominoe, seed)
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed=None) -> None:
+        super().__init__(num_players, highest_double, seed)
         self.pips = np.tile(self.config.tiles.pips, self.config.num_lines)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -41,7 +41,7 @@ class RandomTile(Policy):
 
 
 TEST_LEAGUE = parse_policy_arguments(["league_test_heaviest:3", "league_test_random:3"])
-SPEC = make_spec(TEST_LEAGUE, num_players=3, highest_dominoe=6, hands_per_game=3, seed=5)
+SPEC = make_spec(TEST_LEAGUE, num_players=3, highest_double=6, hands_per_game=3, seed=5)
 GAMES = 24
 
 
@@ -161,7 +161,7 @@ def printed_table(output: str) -> str:
     (["--policies", "random:2"], "need at least 4 league entries"),
     (["--workers", "0"], "--workers must be at least 1"),
     (["--hands-per-game", "0"], "hands per game must be a positive integer"),
-    (["--players", "9"], "num_players=9 is not supported"),
+    (["--players", "9"], "num_players must be an integer from 2 to 8"),
 ])
 def test_bad_command_lines_are_clear_errors(tmp_path, capsys, arguments, message):
     assert dominoes(["league", *arguments, "--out", str(tmp_path / "out")]) == 2

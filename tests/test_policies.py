@@ -44,7 +44,7 @@ def position(config, hands, engine=6, current=0, lines=None, markers=()) -> Hand
 
 
 def choose(name: str, hand: HandState, **params) -> int:
-    policy = make_policy(name, hand.config.num_players, hand.config.highest_dominoe, seed=0, **params)
+    policy = make_policy(name, hand.config.num_players, hand.config.highest_double, seed=0, **params)
     return policy.act(*seen_by_mover(hand))
 
 
@@ -196,7 +196,7 @@ class CountingSearches(PersistentLinePolicy):
     """persistent_line that counts its chain searches."""
 
     def __init__(self, config) -> None:
-        super().__init__(config.num_players, config.highest_dominoe, seed=0)
+        super().__init__(config.num_players, config.highest_double, seed=0)
         self.searches = 0
 
     def search(self, hand, open_value):

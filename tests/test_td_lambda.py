@@ -21,7 +21,7 @@ from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core.observation import observation_fields  # noqa: E402
 
 TINY = td_lambda.TDLambdaConfig(
-    num_players=2, highest_dominoe=6, hidden_sizes=(16, 8), hands=48, curriculum=(("random", 1.0),),
+    num_players=2, highest_double=6, hidden_sizes=(16, 8), hands=48, curriculum=(("random", 1.0),),
     parallel_hands=8, eval_every=0, eval_opponents=(), alpha=1e-3)
 
 
@@ -96,7 +96,7 @@ def test_the_general_trace_path_equals_the_all_tables_fast_path():
 def _recorded_hands(config, hands):
     """Seat 0's after-state features in a few random hands, with its final pips: a fixed data set."""
     features = td_lambda.make_features(config)
-    env = dominoes_env.raw_env(config.num_players, config.highest_dominoe)
+    env = dominoes_env.raw_env(config.num_players, config.highest_double)
     rng = np.random.default_rng(7)
     recorded = []
     for seed in range(hands):
@@ -229,7 +229,7 @@ def test_no_shipped_checkpoint_for_other_tables_says_what_to_do():
 
 def test_the_shipped_checkpoint_loads_and_plays_only_legal_moves():
     policy = make_policy("td_lambda", seed=0)
-    assert policy.training_config.num_players == 4 and policy.training_config.highest_dominoe == 9
+    assert policy.training_config.num_players == 4 and policy.training_config.highest_double == 9
     env = dominoes_env.raw_env(4, 9, num_hands=2)  # multi-hand observations carry scores too
     others = [make_policy("random", seed=seat) for seat in range(3)]
     for seed in range(3):
@@ -297,7 +297,7 @@ def test_line_features_hold_the_exact_best_chain_of_the_after_state():
             x = features(vectors)
             for vector, row in zip(vectors, x):
                 hand = np.flatnonzero(vector[fields["hand"].slice])
-                open_value = int(np.argmax(vector[fields["open_values"].slice][:game.highest_dominoe + 1]))
+                open_value = int(np.argmax(vector[fields["open_values"].slice][:game.highest_double + 1]))
                 chain = best_chain(hand, open_value, 6)
                 in_chain = np.flatnonzero(row[features.basic_size:features.basic_size + game.num_tiles])
                 assert set(in_chain.tolist()) == set(chain.tiles)

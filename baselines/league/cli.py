@@ -146,5 +146,5 @@ def _report(out_dir: str) -> int:
 def command_line(spec: LeagueSpec, games: int) -> str:
     """The ``dominoes league`` command that plays `games` games of `spec` (written into ratings.md)."""
     policies = " ".join(f"{ref.label}:{copies}" for ref, copies in spec.policies)
-    return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_dominoe} "
+    return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_double} "
             f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}")

@@ -23,13 +23,13 @@ class GamePlayer:
 
     def __init__(self, spec: LeagueSpec) -> None:
         self.spec = spec
-        self.env = dominoes_env.raw_env(spec.num_players, spec.highest_dominoe, num_hands=spec.hands_per_game)
+        self.env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=spec.hands_per_game)
 
     def play(self, game: int) -> GameRecord:
         spec = self.spec
         plan = plan_game(spec, game)
         refs = [spec.entries[entry] for entry in plan.seats]
-        policies = [ref.make(spec.num_players, spec.highest_dominoe, seed)
+        policies = [ref.make(spec.num_players, spec.highest_double, seed)
                     for ref, seed in zip(refs, plan.policy_seeds)]
         try:
             result = play_game(self.env, policies, plan.deal_seed)

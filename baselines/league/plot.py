@@ -26,7 +26,7 @@ def plot_ratings(ratings: LeagueRatings, path: str | os.PathLike) -> None:
     _bars(axes[1, 1], rows, [row.mu for row in rows], [3 * row.sigma for row in rows], colors,
           "Final OpenSkill mu (± 3 sigma)", "mu")
     spec = ratings.spec
-    figure.suptitle(f"League of {ratings.games} games: {spec.num_players} players, double-{spec.highest_dominoe}, "
+    figure.suptitle(f"League of {ratings.games} games: {spec.num_players} players, double-{spec.highest_double}, "
                     f"{spec.hands_per_game} hands per game")
     figure.tight_layout()
     figure.savefig(path, dpi=100)

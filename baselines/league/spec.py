@@ -15,6 +15,7 @@ from typing import Any
 
 from baselines.policy import make_policy, policy_names
 from dominoes_env import make_config
+from dominoes_env.core.deprecation import renamed_keyword
 
 # The default league: the hand-crafted policies of the original project's 10,000-game
 # league, 4 copies each. Learned policies in OPTIONAL_DEFAULT_POLICIES join it when they
@@ -42,10 +43,10 @@ class PolicyRef:
         """The name shown in tables and written to the results file."""
         return self.name if self.checkpoint is None else f"{self.name}@{self.checkpoint}"
 
-    def make(self, num_players: int, highest_dominoe: int, seed: int) -> Any:
+    def make(self, num_players: int, highest_double: int, seed: int) -> Any:
         """Construct the policy through the registry."""
         params = {} if self.checkpoint is None else {"checkpoint": self.checkpoint}
-        return make_policy(self.name, num_players, highest_dominoe, seed=seed, **params)
+        return make_policy(self.name, num_players, highest_double, seed=seed, **params)
 
     @classmethod
     def from_label(cls, label: str) -> PolicyRef:
@@ -61,14 +62,14 @@ class LeagueSpec:
         policies: (policy, copies) in the order given; each copy is one league entry with
             its own ratings.
         num_players: seats at each table.
-        highest_dominoe: N of the double-N set.
+        highest_double: N of the double-N set.
         hands_per_game: hands in one game (N+1 is a full game, engines N down to 0).
         seed: the root of every deal and every policy's random generator.
     """
 
     policies: tuple[tuple[PolicyRef, int], ...]
     num_players: int
-    highest_dominoe: int
+    highest_double: int
     hands_per_game: int
     seed: int
 
@@ -90,7 +91,7 @@ class LeagueSpec:
         return {
             "policies": [[ref.label, copies] for ref, copies in self.policies],
             "num_players": self.num_players,
-            "highest_dominoe": self.highest_dominoe,
+            "highest_double": self.highest_double,
             "hands_per_game": self.hands_per_game,
             "seed": self.seed,
         }
@@ -98,13 +99,13 @@ class LeagueSpec:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LeagueSpec:
         policies = tuple((PolicyRef.from_label(label), int(copies)) for label, copies in data["policies"])
-        return cls(policies, int(data["num_players"]), int(data["highest_dominoe"]),
+        return cls(policies, int(data["num_players"]), int(data["highest_double"] if "highest_double" in data else data["highest_dominoe"]),
                    int(data["hands_per_game"]), int(data["seed"]))
 
     def describe(self) -> str:
         """One line for table headings: the league and its configuration."""
         listing = ", ".join(f"{copies} x {ref.label}" for ref, copies in self.policies)
-        return (f"{listing}; {self.num_players} players, double-{self.highest_dominoe}, "
+        return (f"{listing}; {self.num_players} players, double-{self.highest_double}, "
                 f"{self.hands_per_game} hands per game, seed {self.seed}")
 
 
@@ -132,7 +133,8 @@ def parse_policy_arguments(arguments: Iterable[str],
     return tuple(parsed)
 
 
-def make_spec(policies: Sequence[tuple[PolicyRef, int]], num_players: int = 4, highest_dominoe: int = 9,
+@renamed_keyword
+def make_spec(policies: Sequence[tuple[PolicyRef, int]], num_players: int = 4, highest_double: int = 9,
               hands_per_game: int | None = None, seed: int = 0) -> LeagueSpec:
     """Validate a league and return its spec; `hands_per_game` None means a full game (N+1).
 
@@ -143,7 +145,7 @@ def make_spec(policies: Sequence[tuple[PolicyRef, int]], num_players: int = 4, h
         LeagueError: what is wrong and what is allowed.
     """
     try:
-        config = make_config(num_players, highest_dominoe)
+        config = make_config(num_players, highest_double)
     except ValueError as error:
         raise LeagueError(str(error)) from None
     hands = config.default_num_hands if hands_per_game is None else hands_per_game
@@ -153,41 +155,41 @@ def make_spec(policies: Sequence[tuple[PolicyRef, int]], num_players: int = 4, h
         raise LeagueError(f"the seed must be a non-negative integer, got {seed!r}")
     if not policies:
         raise LeagueError("a league needs at least one policy")
-    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_dominoe, hands, int(seed))
+    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_double, hands, int(seed))
     if len(spec.entries) < spec.num_players:
         raise LeagueError(f"{spec.num_players} seats need at least {spec.num_players} league entries, "
                           f"got {len(spec.entries)}; add copies with NAME:COPIES")
     for ref, _ in spec.policies:
-        check_policy(ref, spec.num_players, spec.highest_dominoe)
+        check_policy(ref, spec.num_players, spec.highest_double)
     return spec
 
 
-def check_policy(ref: PolicyRef, num_players: int, highest_dominoe: int) -> None:
+def check_policy(ref: PolicyRef, num_players: int, highest_double: int) -> None:
     """Construct `ref` once, turning any failure into a LeagueError that names the policy."""
     known = policy_names()
     if ref.name not in known:
         raise LeagueError(f"unknown policy {ref.name!r}; known policies: {', '.join(known)}")
     try:
-        ref.make(num_players, highest_dominoe, seed=0)
+        ref.make(num_players, highest_double, seed=0)
     except Exception as error:  # unknown name, bad parameter, damaged checkpoint, ...
-        raise LeagueError(f"policy {ref.label!r} cannot play {num_players} players double-{highest_dominoe}: "
+        raise LeagueError(f"policy {ref.label!r} cannot play {num_players} players double-{highest_double}: "
                           f"{error}") from None
 
 
-def default_policies(num_players: int = 4, highest_dominoe: int = 9) -> tuple[tuple[PolicyRef, int], ...]:
+def default_policies(num_players: int = 4, highest_double: int = 9) -> tuple[tuple[PolicyRef, int], ...]:
     """The default league for a table size: DEFAULT_POLICIES, plus each optional policy
     that is registered and loads (its shipped checkpoint) for that table size."""
     refs = [PolicyRef(name) for name in DEFAULT_POLICIES]
     registered = set(policy_names())
     for name in OPTIONAL_DEFAULT_POLICIES:
-        if name in registered and _loads(PolicyRef(name), num_players, highest_dominoe):
+        if name in registered and _loads(PolicyRef(name), num_players, highest_double):
             refs.append(PolicyRef(name))
     return tuple((ref, DEFAULT_COPIES) for ref in refs)
 
 
-def _loads(ref: PolicyRef, num_players: int, highest_dominoe: int) -> bool:
+def _loads(ref: PolicyRef, num_players: int, highest_double: int) -> bool:
     try:
-        check_policy(ref, num_players, highest_dominoe)
+        check_policy(ref, num_players, highest_double)
     except LeagueError:
         return False
     return True

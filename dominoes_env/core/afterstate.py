@@ -41,6 +41,7 @@ from numba import njit
 
 from dominoes_env.core import observation as layout
 from dominoes_env.core.config import GameConfig, make_config
+from dominoes_env.core.deprecation import renamed_keyword
 
 
 @njit(cache=True)
@@ -146,7 +147,7 @@ class _Layout:
         tiles = config.tiles
         self.low = tiles.low.astype(np.int64)
         self.high = tiles.high.astype(np.int64)
-        self.doubles = np.array([tiles.double(value) for value in range(config.highest_dominoe + 1)], dtype=np.int64)
+        self.doubles = np.array([tiles.double(value) for value in range(config.highest_double + 1)], dtype=np.int64)
 
     def check_size(self, size: int) -> None:
         """Refuse a vector length this table size cannot produce (scores add n x bits)."""
@@ -154,7 +155,7 @@ class _Layout:
         extra = size - self.base_size
         if extra < 0 or extra % n:
             raise ValueError(
-                f"an observation of {n} players, double-{self.config.highest_dominoe} has {self.base_size} "
+                f"an observation of {n} players, double-{self.config.highest_double} has {self.base_size} "
                 f"entries (plus {n} x score bits in a multi-hand game), got {size}"
             )
 
@@ -163,17 +164,18 @@ class _Layout:
         out = np.empty((actions.shape[0], observations.shape[1]), dtype=np.int8)
         ends_hand = np.empty(actions.shape[0], dtype=np.bool_)
         _write_afterstates(observations, rows, actions, self.offsets, c.num_players, c.num_tiles,
-                           c.highest_dominoe + 1, c.max_hand_size, self.low, self.high, self.doubles,
+                           c.highest_double + 1, c.max_hand_size, self.low, self.high, self.doubles,
                            out, ends_hand)
         return out, ends_hand
 
 
 @lru_cache(maxsize=None)
-def _layout_for(num_players: int, highest_dominoe: int) -> _Layout:
-    return _Layout(make_config(num_players, highest_dominoe))
+def _layout_for(num_players: int, highest_double: int) -> _Layout:
+    return _Layout(make_config(num_players, highest_double))
 
 
-def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int, highest_dominoe: int,
+@renamed_keyword
+def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int, highest_double: int,
                 rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """After-states of many (observation, action) pairs in one compiled pass.
 
@@ -185,7 +187,7 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int,
     Args:
         observations: (B, D) observation vectors, or one (D,) vector.
         actions: (K,) actions.
-        num_players, highest_dominoe: the table size.
+        num_players, highest_double: the table size.
         rows: (K,) index of each action's observation; default: ``arange(K)`` for a
             (B, D) batch (one action per observation) or all zeros for a single vector.
 
@@ -193,7 +195,7 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int,
         (K, D) int8 after-state vectors, and a (K,) bool array telling which moves end the
         hand (see the module docstring for what the after-state is then).
     """
-    table = _layout_for(num_players, highest_dominoe)
+    table = _layout_for(num_players, highest_double)
     observations = np.ascontiguousarray(np.atleast_2d(observations), dtype=np.int8)
     actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
     table.check_size(observations.shape[1])
@@ -206,15 +208,17 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int,
     return table.run(observations, rows, actions)
 
 
+@renamed_keyword
 def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_players: int,
-                      highest_dominoe: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      highest_double: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every legal action of one observation with its after-state: (actions, vectors, ends_hand)."""
     actions = np.flatnonzero(action_mask)
-    vectors, ends_hand = afterstates(observation, actions, num_players, highest_dominoe)
+    vectors, ends_hand = afterstates(observation, actions, num_players, highest_double)
     return actions, vectors, ends_hand
 
 
-def afterstate(observation: np.ndarray, action: int, num_players: int, highest_dominoe: int) -> np.ndarray:
+@renamed_keyword
+def afterstate(observation: np.ndarray, action: int, num_players: int, highest_double: int) -> np.ndarray:
     """The observation vector the mover would see right after playing `action`.
 
     Computed only from the mover's own observation vector (a one-hand or multi-hand
@@ -225,22 +229,23 @@ def afterstate(observation: np.ndarray, action: int, num_players: int, highest_d
         ValueError: the vector does not fit the table size, it is not the observer's turn,
             or the action is not legal in the observed position.
     """
-    table = _layout_for(num_players, highest_dominoe)
+    table = _layout_for(num_players, highest_double)
     vector = np.asarray(observation)
     if vector.ndim != 1:
         raise ValueError(f"expected one observation vector (1-D), got shape {vector.shape}")
     table.check_size(vector.shape[0])
-    legal = legal_actions_of(vector, num_players, highest_dominoe)
+    legal = legal_actions_of(vector, num_players, highest_double)
     if vector[table.offsets[layout.WHOSE_TURN]] != 1:
         raise ValueError("the observation is not its player's turn to move (whose_turn[0] is 0)")
     if isinstance(action, bool) or int(action) != action or int(action) not in set(legal.tolist()):
         raise ValueError(f"action {action!r} is not legal in this observation; legal actions: {legal.tolist()}")
-    return afterstates(vector, np.array([int(action)]), num_players, highest_dominoe)[0][0].astype(vector.dtype)
+    return afterstates(vector, np.array([int(action)]), num_players, highest_double)[0][0].astype(vector.dtype)
 
 
-def legal_actions_of(observation: np.ndarray, num_players: int, highest_dominoe: int) -> np.ndarray:
+@renamed_keyword
+def legal_actions_of(observation: np.ndarray, num_players: int, highest_double: int) -> np.ndarray:
     """The legal actions of the observer (rule 5-6), read from its observation vector, ascending."""
-    config = make_config(num_players, highest_dominoe)
+    config = make_config(num_players, highest_double)
     fields = {f.name: np.asarray(observation)[f.slice].reshape(f.shape) for f in layout.observation_fields(config, 1)}
     n, t = config.num_players, config.num_tiles
     hand = np.flatnonzero(fields["hand"])

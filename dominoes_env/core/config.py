@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import numbers
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
+from dominoes_env.core import validation
+from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.tiles import TileSet, tile_set
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
 MIN_HIGHEST, MAX_HIGHEST = 6, 18
+MAX_HANDS_PER_GAME = 1000  # a full game is N+1 hands; longer games wrap around the engines
 
 
 @dataclass(frozen=True)
@@ -21,11 +24,18 @@ class GameConfig:
     """
 
     num_players: int
-    highest_dominoe: int
+    highest_double: int
+
+    @property
+    def highest_dominoe(self) -> int:
+        """Deprecated name of :attr:`highest_double` (until 0.3.0)."""
+        warnings.warn("GameConfig.highest_dominoe was renamed highest_double in 0.2.0", DeprecationWarning,
+                      stacklevel=2)
+        return self.highest_double
 
     @cached_property
     def tiles(self) -> TileSet:
-        return tile_set(self.highest_dominoe)
+        return tile_set(self.highest_double)
 
     @property
     def num_tiles(self) -> int:
@@ -52,46 +62,32 @@ class GameConfig:
     @property
     def default_num_hands(self) -> int:
         """A full game: engines N, N-1, ..., 0."""
-        return self.highest_dominoe + 1
+        return self.highest_double + 1
 
     @property
     def total_pips(self) -> int:
         """Pip sum of the whole set: an upper bound on any hand score."""
-        n = self.highest_dominoe
+        n = self.highest_double
         return n * (n + 1) * (n + 2) // 2
 
 
-def _check_int(name: str, value: object, allowed: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer ({allowed}), got {value!r}")
-    return int(value)
-
-
-def make_config(num_players: int = 4, highest_dominoe: int = 9) -> GameConfig:
+@renamed_keyword
+def make_config(num_players: int = 4, highest_double: int = 9) -> GameConfig:
     """Validate a table size and return its GameConfig.
 
     Raises:
         ValueError: if the number of players is outside 2..8, the set is outside
             double-6..double-18, or the set cannot give each player a tile besides the engine.
     """
-    num_players = _check_int("num_players", num_players, f"{MIN_PLAYERS} to {MAX_PLAYERS} players")
-    highest_dominoe = _check_int("highest_dominoe", highest_dominoe,
-                                 f"double-{MIN_HIGHEST} to double-{MAX_HIGHEST}: {MIN_HIGHEST}..{MAX_HIGHEST}")
-    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(
-            f"num_players={num_players} is not supported: choose {MIN_PLAYERS} to {MAX_PLAYERS} players"
-        )
-    if not MIN_HIGHEST <= highest_dominoe <= MAX_HIGHEST:
-        raise ValueError(
-            f"highest_dominoe={highest_dominoe} is not supported: choose a double-{MIN_HIGHEST} "
-            f"to double-{MAX_HIGHEST} set (highest_dominoe {MIN_HIGHEST}..{MAX_HIGHEST})"
-        )
-    num_tiles = (highest_dominoe + 1) * (highest_dominoe + 2) // 2
+    num_players = validation.integer("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS, "players at the table")
+    highest_double = validation.integer("highest_double", highest_double, MIN_HIGHEST, MAX_HIGHEST,
+                                        f"the double-{MIN_HIGHEST} to double-{MAX_HIGHEST} sets")
+    num_tiles = (highest_double + 1) * (highest_double + 2) // 2
     # The engine holder loses one tile from the smallest possible hand.
     if num_tiles // num_players - 1 < 1:
         raise ValueError(
-            f"a double-{highest_dominoe} set ({num_tiles} tiles) cannot give each of "
+            f"a double-{highest_double} set ({num_tiles} tiles) cannot give each of "
             f"{num_players} players a tile besides the engine; use at most "
             f"{num_tiles // 2} players or a larger set"
         )
-    return GameConfig(num_players, highest_dominoe)
+    return GameConfig(num_players, highest_double)

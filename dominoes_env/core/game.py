@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dominoes_env.core.config import GameConfig
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
 from dominoes_env.core.state import HandState
+from dominoes_env.core.validation import integer
 
 
 class Game:
@@ -23,10 +24,8 @@ class Game:
         the engines and deals of the hands after it) defaults to the first hand whose engine
         is the position's: N - h.
         """
-        if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 1:
-            raise ValueError(f"num_hands must be a positive integer, got {num_hands!r}")
         self.config = config
-        self.num_hands = int(num_hands)
+        self.num_hands = integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.rng = rng
         self.totals = np.zeros(config.num_players, dtype=np.int64)
         self.hand_scores: list[np.ndarray] = []
@@ -36,12 +35,12 @@ class Game:
             return
         if not isinstance(first_hand, HandState) or first_hand.config != config:
             raise ValueError(f"the starting position must be a HandState of {config.num_players} players, "
-                             f"double-{config.highest_dominoe}")
+                             f"double-{config.highest_double}")
         if first_hand.is_over:
             raise ValueError("the starting position is a finished hand")
         if first_hand_index is None:
-            first_hand_index = config.highest_dominoe - first_hand.engine_value
-        self.hand_index = int(first_hand_index)
+            first_hand_index = config.highest_double - first_hand.engine_value
+        self.hand_index = integer("hand_index", first_hand_index, 0, MAX_HANDS_PER_GAME - 1)
         self.hand = first_hand.copy()
 
     @property

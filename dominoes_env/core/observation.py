@@ -55,7 +55,7 @@ def score_bits(config: GameConfig, num_hands: int) -> int:
 @lru_cache(maxsize=None)
 def observation_fields(config: GameConfig, num_hands: int = 1) -> tuple[Field, ...]:
     """The layout, in order. `num_hands` > 1 adds the scores so far (cached: it is immutable)."""
-    n, t, v, m = config.num_players, config.num_tiles, config.highest_dominoe + 1, config.max_hand_size
+    n, t, v, m = config.num_players, config.num_tiles, config.highest_double + 1, config.max_hand_size
     declared = [
         Field("hand", (t,), "bits", "tiles I hold, by canonical tile index"),
         Field("played", (n + 1, t), "bits", "[k, tile]: tile lies on line k (0 own, k the seat k after me, n the dummy)"),
@@ -133,7 +133,7 @@ class Observer:
         else:
             out[:] = 0
         scores = self._no_scores if scores_so_far is None else scores_so_far
-        write_observation(state, viewer, scores, self._offsets, self.config.highest_dominoe,
+        write_observation(state, viewer, scores, self._offsets, self.config.highest_double,
                           self.config.max_hand_size, self._bits, out)
         return out
 
@@ -150,7 +150,7 @@ def _fields_for_length(config: GameConfig, length: int) -> tuple[Field, ...]:
         scores = Field("scores", (n, bits), "binary", "game scores before this hand", base)
         return single + (scores,)
     raise ValueError(
-        f"an observation of {config.num_players} players, double-{config.highest_dominoe} has "
+        f"an observation of {config.num_players} players, double-{config.highest_double} has "
         f"{base} entries (plus {n} x score bits in a multi-hand game), got {length}"
     )
 

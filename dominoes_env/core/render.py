@@ -14,7 +14,7 @@ def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
     config, tiles = hand.config, hand.config.tiles
     n = config.num_players
     engine = tiles.name(tiles.double(hand.engine_value))
-    lines = [f"Hand {hand_index + 1}/{num_hands} - engine {engine} - double-{config.highest_dominoe}, {n} players"]
+    lines = [f"Hand {hand_index + 1}/{num_hands} - engine {engine} - double-{config.highest_double}, {n} players"]
     for seat in range(n):
         marker = "marker UP  " if hand.marker_up[seat] else "marker down"
         played = " ".join(tiles.name(t) for t in hand.line(seat)) or "-"

@@ -7,7 +7,6 @@ compiled functions there.
 
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -16,11 +15,12 @@ import numpy as np
 from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.errors import IllegalActionError
+from dominoes_env.core.validation import as_integer, integer
 
 
 def engine_value_for_hand(config: GameConfig, hand_index: int) -> int:
     """Rule 1: hand k of a game uses the engine (h|h) with h = N - k, wrapping after 0."""
-    return (config.highest_dominoe - hand_index) % (config.highest_dominoe + 1)
+    return (config.highest_double - hand_index) % (config.highest_double + 1)
 
 
 def _seat_of_deal_position(config: GameConfig, hand_index: int) -> np.ndarray:
@@ -42,17 +42,6 @@ def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) ->
     return [np.flatnonzero(seats == seat).tolist() for seat in range(config.num_players)]
 
 
-def as_action(action: object) -> int | None:
-    """The integer value of an action, or None if it is not an integer (bools are not actions)."""
-    if type(action) is int or isinstance(action, np.integer):
-        return int(action)
-    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-        return int(action)
-    if isinstance(action, numbers.Integral) and not isinstance(action, bool):
-        return int(action)
-    return None
-
-
 @lru_cache(maxsize=None)
 def _view_bounds(num_players: int, num_tiles: int) -> tuple[tuple[int, int], ...]:
     """(start, stop) of each named view, in the order of :func:`rules.split_state`.
@@ -70,7 +59,7 @@ def _view_bounds(num_players: int, num_tiles: int) -> tuple[tuple[int, int], ...
 
 def _seat(config: GameConfig, seat: object, what: str) -> int:
     """`seat` as a seat number, or a ValueError naming `what` and the seats that exist."""
-    value = as_action(seat)
+    value = as_integer(seat)
     if value is None or not 0 <= value < config.num_players:
         raise ValueError(f"{what}: {seat!r} is not a seat; seats are 0..{config.num_players - 1}")
     return value
@@ -123,8 +112,7 @@ class HandState:
         every = np.concatenate(dealt)
         if every.size != t or np.any(np.sort(every) != np.arange(t)):
             raise ValueError(f"a deal must hold each of the {t} tiles (indices 0..{t - 1}) exactly once")
-        if as_action(engine_value) is None or not 0 <= engine_value <= config.highest_dominoe:
-            raise ValueError(f"engine_value must be 0..{config.highest_dominoe}, got {engine_value!r}")
+        engine_value = integer("engine_value", engine_value, 0, config.highest_double)
         owner = np.empty(t, dtype=np.int16)
         for seat, tiles in enumerate(dealt):
             owner[tiles] = seat
@@ -182,8 +170,7 @@ class HandState:
         current_player = _seat(config, current_player, "current_player")
         markers = [_seat(config, seat, "markers") for seat in markers]
         passed_last = [_seat(config, seat, "passed_last") for seat in passed_last]
-        if as_action(engine_value) is None or not 0 <= engine_value <= config.highest_dominoe:
-            raise ValueError(f"engine_value must be 0..{config.highest_dominoe}, got {engine_value}")
+        engine_value = integer("engine_value", engine_value, 0, config.highest_double)
         hand = cls._empty(config, engine_value)
         engine = config.tiles.double(engine_value)
         seen = {engine}
@@ -308,7 +295,7 @@ class HandState:
         return mask
 
     def is_legal(self, action: object) -> bool:
-        value = as_action(action)
+        value = as_integer(action)
         if value is None or not 0 <= value < self._num_actions:
             return False
         return bool(rules.is_legal(self.state, self._tiles.low, self._tiles.high, value))
@@ -320,7 +307,7 @@ class HandState:
             IllegalActionError: the action is not an integer, out of range, or not legal
                 here; the state is left exactly as it was.
         """
-        value = as_action(action)
+        value = as_integer(action)
         tiles = self._tiles
         legal = value is not None and 0 <= value < self._num_actions
         if not (legal and rules.apply_if_legal(self.state, tiles.low, tiles.high, tiles.tiles_with_value, value)):
@@ -340,7 +327,7 @@ class HandState:
         if self.is_over:
             return f"action {action!r} refused: the hand is over"
         legal = self.legal_actions().tolist()
-        value = as_action(action)
+        value = as_integer(action)
         if value is None:
             reason = f"action {action!r} is not an integer"
         elif not 0 <= value < self.config.num_actions:
@@ -369,5 +356,5 @@ class HandState:
         return isinstance(other, HandState) and self.config == other.config and np.array_equal(self.state, other.state)
 
     def __repr__(self) -> str:
-        return (f"HandState(players={self.config.num_players}, highest={self.config.highest_dominoe}, "
+        return (f"HandState(players={self.config.num_players}, highest={self.config.highest_double}, "
                 f"engine={self.engine_value}, to_move={self.current_player}, over={self.is_over})")

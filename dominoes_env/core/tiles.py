@@ -11,12 +11,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from dominoes_env.core.deprecation import renamed_keyword
+
 
 class TileSet:
     """Constant tables of one double-N set.
 
     Attributes:
-        highest_dominoe: N, the highest pip value.
+        highest_double: N, the highest pip value.
         num_tiles: T = (N+1)(N+2)/2.
         low, high: the two ends of each tile (low <= high), int16 arrays of length T.
         pips: pip sum of each tile.
@@ -25,17 +27,17 @@ class TileSet:
             have an end equal to v. Legal-move generation only looks at one row per line.
     """
 
-    def __init__(self, highest_dominoe: int) -> None:
-        self.highest_dominoe = highest_dominoe
-        pairs = [(a, b) for a in range(highest_dominoe + 1) for b in range(a, highest_dominoe + 1)]
+    def __init__(self, highest_double: int) -> None:
+        self.highest_double = highest_double
+        pairs = [(a, b) for a in range(highest_double + 1) for b in range(a, highest_double + 1)]
         self.num_tiles = len(pairs)
         self.low = np.array([a for a, _ in pairs], dtype=np.int16)
         self.high = np.array([b for _, b in pairs], dtype=np.int16)
         self.pips = (self.low + self.high).astype(np.int16)
         self.is_double = self.low == self.high
         self.tiles_with_value = np.array(
-            [[self.index(min(v, w), max(v, w)) for w in range(highest_dominoe + 1)]
-             for v in range(highest_dominoe + 1)],
+            [[self.index(min(v, w), max(v, w)) for w in range(highest_double + 1)]
+             for v in range(highest_double + 1)],
             dtype=np.int16,
         )
         self.tiles_with_value.sort(axis=1)
@@ -45,13 +47,13 @@ class TileSet:
     def index(self, a: int, b: int) -> int:
         """Canonical index of the tile (a|b); the order of the ends does not matter."""
         low, high = (a, b) if a <= b else (b, a)
-        if not 0 <= low <= high <= self.highest_dominoe:
+        if not 0 <= low <= high <= self.highest_double:
             raise ValueError(
-                f"({a}|{b}) is not a tile of the double-{self.highest_dominoe} set: "
-                f"ends must be between 0 and {self.highest_dominoe}"
+                f"({a}|{b}) is not a tile of the double-{self.highest_double} set: "
+                f"ends must be between 0 and {self.highest_double}"
             )
         # Tiles whose low end is below `low` come first: (N+1) + N + ... + (N+2-low) of them.
-        before = low * (self.highest_dominoe + 1) - low * (low - 1) // 2
+        before = low * (self.highest_double + 1) - low * (low - 1) // 2
         return before + (high - low)
 
     def ends(self, tile: int) -> tuple[int, int]:
@@ -68,7 +70,8 @@ class TileSet:
         return self.index(value, value)
 
 
+@renamed_keyword
 @lru_cache(maxsize=None)
-def tile_set(highest_dominoe: int) -> TileSet:
+def tile_set(highest_double: int) -> TileSet:
     """The shared, read-only TileSet for a double-N game."""
-    return TileSet(highest_dominoe)
+    return TileSet(highest_double)
