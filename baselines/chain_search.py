@@ -146,6 +146,42 @@ def _hand_array(hand: Iterable[int], num_tiles: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- compiled core
+@njit(cache=True, inline="always")
+def turn_of(non_doubles):
+    """Turn exponent of a chain tile: non-doubles among the tiles up to it, minus one, at least 0.
+
+    A double does not use up a turn (it gives another move), and a double before any
+    non-double is played in the current turn (exponent 0).
+    """
+    return max(non_doubles - 1, 0)
+
+
+@njit(cache=True, inline="always")
+def chain_value_of_parts(length, in_line, chain_pips, non_doubles, total, off_pow):
+    """The chain value formula, the one place it is written: in-line value minus the pips left
+    off the chain, discounted by the chain's last turn (exponent 1 for the empty chain)."""
+    exponent = 1 if length == 0 else turn_of(non_doubles)
+    return in_line - off_pow[exponent] * (total - chain_pips)
+
+
+@njit(cache=True)
+def walk_chain(chain, low, high, in_pow, weighted_pips):
+    """Lay `chain` (tile indices, play order) tile by tile: return (in-line value, chain pips,
+    non-doubles) and write each tile's discounted pips ``in_pow[turn] * pips`` into `weighted_pips`."""
+    in_line = 0.0
+    chain_pips = 0
+    non_doubles = 0
+    for i in range(chain.shape[0]):
+        tile = chain[i]
+        pips = low[tile] + high[tile]
+        if low[tile] != high[tile]:
+            non_doubles += 1
+        weighted_pips[i] = in_pow[turn_of(non_doubles)] * pips
+        in_line += weighted_pips[i]
+        chain_pips += pips
+    return in_line, chain_pips, non_doubles
+
+
 @njit(cache=True)
 def value_of_chain(chain, hand, low, high, in_pow, off_pow):
     """Value of `chain` (tile indices, play order) held in `hand` (tile indices), as above."""
@@ -158,23 +194,9 @@ def value_of_chain(chain, hand, low, high, in_pow, off_pow):
 @njit(cache=True)
 def value_in_hand_of(chain, total, low, high, in_pow, off_pow):
     """Value of `chain` held in a hand whose tiles add up to `total` pips."""
-    in_line = 0.0
-    chain_pips = 0
-    non_doubles = 0
-    for tile in chain:
-        pips = low[tile] + high[tile]
-        if low[tile] != high[tile]:
-            non_doubles += 1
-        in_line += in_pow[max(non_doubles - 1, 0)] * pips
-        chain_pips += pips
-    exponent = 1 if chain.shape[0] == 0 else max(non_doubles - 1, 0)
-    return in_line - off_pow[exponent] * (total - chain_pips)
-
-
-@njit(cache=True)
-def _leaf_value(length, in_line, chain_pips, non_doubles, total, off_pow):
-    exponent = 1 if length == 0 else max(non_doubles - 1, 0)
-    return in_line - off_pow[exponent] * (total - chain_pips)
+    weighted_pips = np.empty(chain.shape[0], dtype=np.float64)
+    in_line, chain_pips, non_doubles = walk_chain(chain, low, high, in_pow, weighted_pips)
+    return chain_value_of_parts(chain.shape[0], in_line, chain_pips, non_doubles, total, off_pow)
 
 
 @njit(cache=True)
@@ -199,10 +221,10 @@ def _upper_bound(length, in_line, chain_pips, non_doubles, total, doubles_left, 
         if used[index]:
             continue
         added += 1
-        earliest = max(0, non_doubles - 1, non_doubles + added - doubles_left - 1)
+        earliest = turn_of(max(non_doubles, non_doubles + added - doubles_left))
         gained += in_pow[earliest] * pips[index]
         removed += pips[index]
-        latest = max(0, non_doubles + added - 1)
+        latest = turn_of(non_doubles + added)
         candidate = in_line + gained - off_pow[latest] * (remaining - removed)
         if candidate > bound:
             bound = candidate
@@ -289,7 +311,8 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
         if cursor[depth] < 0:  # entering a node: a leaf is scored, an inner node bounded
             cursor[depth] = 0
             if depth == max_length or not _can_extend(here, adjacency, degree, used):
-                value = _leaf_value(depth, in_line[depth], chain_pips[depth], non_doubles[depth], total, off_pow)
+                value = chain_value_of_parts(depth, in_line[depth], chain_pips[depth], non_doubles[depth], total,
+                                             off_pow)
                 if value > best or (value == best and _precedes(sequence, out, depth, best_length)):
                     best = value
                     best_length = depth
@@ -313,7 +336,7 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
         used[index] = True
         sequence[depth] = index
         counted = non_doubles[depth] + (0 if is_double[index] else 1)
-        in_line[depth + 1] = in_line[depth] + in_pow[max(counted - 1, 0)] * pips[index]
+        in_line[depth + 1] = in_line[depth] + in_pow[turn_of(counted)] * pips[index]
         chain_pips[depth + 1] = chain_pips[depth] + pips[index]
         non_doubles[depth + 1] = counted
         value_at[depth + 1] = pips[index] - here

@@ -42,6 +42,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from baselines.outcomes import hand_win_shares, went_out_shares
 from baselines.play import play_game
 from baselines.policy import Policy, make_policy
 from dominoes_env import make_config
@@ -350,13 +351,8 @@ def _entry(spec: PolicySpec, num_players: int, highest_double: int) -> _Entry:
 def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_out: np.ndarray, deal: np.ndarray,
                num_players: int, highest_double: int, hands_per_game: int, seed: int) -> EvaluationResult:
     hands, n = scores.shape
-    lowest = scores == scores.min(axis=1, keepdims=True)
-    credit = lowest / lowest.sum(axis=1, keepdims=True)  # blocked: the lowest share the hand
-    out = went_out >= 0
-    credit[out] = 0.0
-    credit[out, went_out[out]] = 1.0
-    went = np.zeros_like(credit)
-    went[out, went_out[out]] = 1.0
+    credit = hand_win_shares(scores, went_out)
+    went = went_out_shares(n, went_out)
     results = []
     for index, label in enumerate(labels):
         mine = seating == index

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from baselines.league.results import GameRecord
+from baselines.outcomes import hand_win_shares
 from baselines.league.spec import LeagueSpec
 
 ELO_K = 32.0
@@ -144,15 +145,7 @@ def openskill_history(num_entries: int, records: Sequence[GameRecord]) -> tuple[
 
 def hand_wins(record: GameRecord) -> np.ndarray:
     """Share of each hand won by each seat: (hands, seats), each row summing to 1."""
-    scores = np.asarray(record.hand_scores)
-    wins = np.zeros(scores.shape)
-    for hand, seat in enumerate(record.went_out):
-        if seat is not None:
-            wins[hand, seat] = 1.0
-        else:
-            lowest = scores[hand] == scores[hand].min()
-            wins[hand, lowest] = 1.0 / lowest.sum()
-    return wins
+    return hand_win_shares(np.asarray(record.hand_scores), record.went_out)
 
 
 def rate(spec: LeagueSpec, records: Sequence[GameRecord], k: float = ELO_K, start: float = ELO_START) -> LeagueRatings:
