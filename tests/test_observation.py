@@ -11,6 +11,7 @@ from conftest import start_env_from_hand
 
 import dominoes_env
 from dominoes_env.core import HandState, make_config, observation_fields
+from dominoes_env.core.observation import observation_layout
 
 FIELD_NAMES = ["hand", "played", "open_values", "markers", "lines_started", "dummy_open", "hand_sizes",
                "passed_last", "whose_turn", "turns_until", "hand_number"]
@@ -160,18 +161,61 @@ def test_layout_table_matches_the_fields(players, highest, num_hands):
         assert [int(x) for x in shape.split(" x ")] == list(field.shape)
 
 
-@pytest.mark.parametrize("players, highest", [(3, 6), (4, 9)])
-def test_each_documented_block_decodes_to_its_field(players, highest):
-    """Setting bits inside one documented block changes only the decoded keys of that field."""
-    rows = parse_layout(dominoes_env.layout_table(players, highest))
-    keys_of = {"played": {"played", "played_on_line"}, "whose_turn": {"current_player"}}
-    base = np.zeros(rows[-1][1] + 1, dtype=np.int8)
-    plain = dominoes_env.decode_observation(base, players, highest)
+@pytest.mark.parametrize("players, highest, hands", [(3, 6, 1), (4, 9, 1), (5, 12, 3)])
+def test_each_documented_block_is_its_named_view(players, highest, hands):
+    """Setting a bit inside one documented block changes that field's named view and no other."""
+    rows = parse_layout(dominoes_env.layout_table(players, highest, hands))
+    layout = observation_layout(make_config(players, highest), hands)
+    assert [name for _, _, name, _ in rows] == list(layout.views(np.zeros(layout.size)))
     for first, last, name, _ in rows:
-        vector = base.copy()
-        vector[last] = 1
-        changed = {k for k, v in dominoes_env.decode_observation(vector, players, highest).items() if v != plain[k]}
-        assert changed == keys_of.get(name, {name}), name
+        for index in (first, last):
+            vector = np.zeros(layout.size, dtype=np.int8)
+            vector[index] = 1
+            changed = {field for field, view in layout.views(vector).items() if view.any()}
+            assert changed == {name}, name
+    batch = np.zeros((7, 2, layout.size), dtype=np.int8)  # views of a batch keep its leading axes
+    assert layout.views(batch)["played"].shape == (7, 2, players + 1, layout.config.num_tiles)
+
+
+def _real_observation(players=4, highest=9, hands=1):
+    env = dominoes_env.raw_env(players, highest, hands)
+    env.reset(seed=3)
+    return env.observe(env.agent_selection)["observation"]
+
+
+def test_decode_accepts_any_binary_dtype_and_the_env_dict():
+    vector = _real_observation()
+    decoded = dominoes_env.decode_observation(vector, 4, 9)
+    for other in (vector.astype(np.float32), vector.astype(bool), vector.astype(np.int64)):
+        assert dominoes_env.decode_observation(other, 4, 9) == decoded
+    assert dominoes_env.decode_observation({"observation": vector}, 4, 9) == decoded
+
+
+def _damaged(vector, field, index, value):
+    layout = observation_layout(make_config(4, 9))
+    damaged = vector.copy()
+    damaged[layout.field(field).offset + index] = value
+    return damaged
+
+
+@pytest.mark.parametrize("make_bad, message", [
+    (lambda v: v[:100], r"has 479 entries .*got 100"),
+    (lambda v: np.concatenate([v, np.zeros(3, dtype=np.int8)]), r"has 479 entries .*got 482"),
+    (lambda v: _real_observation(3, 12), r"has 479 entries"),  # another table size
+    (lambda v: _real_observation(4, 9, 10)[:-1], r"score bits"),
+    (lambda v: v * 2, r"only 0 and 1"),
+    (lambda v: v.astype(np.float32) / 2, r"only 0 and 1"),
+    (lambda v: np.array([str(x) for x in v]), r"holds numbers"),
+    (lambda v: v.reshape(1, -1), r"1-D"),
+    (lambda v: _damaged(v, "open_values", 3, 1 - v[observation_layout(make_config(4, 9)).field("open_values").offset + 3]),
+     r"'open_values' is not one-hot"),
+    (lambda v: _damaged(v, "hand_sizes", 13, 1), r"'hand_sizes' is not a thermometer|hand size"),
+    (lambda v: _damaged(v, "whose_turn", 2, 1), r"'whose_turn' is not one-hot"),
+    (lambda v: _damaged(v, "dummy_open", 0, 1), r"dummy line"),
+])
+def test_decode_refuses_what_no_position_produces(make_bad, message):
+    with pytest.raises(ValueError, match=message):
+        dominoes_env.decode_observation(make_bad(_real_observation()), 4, 9)
 
 
 def test_readme_and_docstring_document_the_layout():
@@ -185,3 +229,13 @@ def test_readme_and_docstring_document_the_layout():
 def test_decode_refuses_a_vector_of_the_wrong_size():
     with pytest.raises(ValueError, match="479"):
         dominoes_env.decode_observation(np.zeros(100, dtype=np.int8), 4, 9)
+
+
+def test_a_tile_held_and_played_is_refused():
+    vector = _real_observation()
+    layout = observation_layout(make_config(4, 9))
+    held = int(np.flatnonzero(layout.views(vector)["hand"])[0])
+    damaged = vector.copy()
+    damaged[layout.field("played").offset + held] = 1
+    with pytest.raises(ValueError, match="both held and on the table"):
+        dominoes_env.decode_observation(damaged, 4, 9)

@@ -1,8 +1,10 @@
 """What a player observes, as one binary vector: the layout is declared here once.
 
 Everything derives from :func:`observation_fields`: the vector size, the compiled
-encoder, :func:`decode_observation`, and the index table in the docs
-(:func:`layout_table`). The vector is egocentric (the same layout for every seat):
+encoder, the named views a policy reads (:meth:`ObservationLayout.views`, as OpenSpiel's
+observer exposes named views over one tensor), the decoder and its validation,
+:func:`read_state` (an observation back into an engine state, for after-states and
+search), and the index table in the docs (:func:`layout_table`). The vector is egocentric (the same layout for every seat):
 "line k" and "seat k" mean the seat k places after the observer, and the dummy line comes
 last. Counts are thermometers or one-hots; scores so far (multi-hand games only) are
 plain binary numbers, least significant bit first, since they are unbounded sums.
@@ -12,15 +14,16 @@ Changing the layout means bumping the environment's version.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from dominoes_env.core import rules
-from dominoes_env.core.config import GameConfig
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,10 @@ def score_bits(config: GameConfig, num_hands: int) -> int:
 @lru_cache(maxsize=None)
 def observation_fields(config: GameConfig, num_hands: int = 1) -> tuple[Field, ...]:
     """The layout, in order. `num_hands` > 1 adds the scores so far (cached: it is immutable)."""
+    return _place(_declared_fields(config, score_bits(config, num_hands)))
+
+
+def _declared_fields(config: GameConfig, bits: int) -> list[Field]:
     n, t, v, m = config.num_players, config.num_tiles, config.highest_double + 1, config.max_hand_size
     declared = [
         Field("hand", (t,), "bits", "tiles I hold, by canonical tile index"),
@@ -69,9 +76,12 @@ def observation_fields(config: GameConfig, num_hands: int = 1) -> tuple[Field, .
         Field("turns_until", (n, n), "one-hot", "[k, j]: seat k moves j turns from now (0 = it is to move)"),
         Field("hand_number", (v,), "one-hot", "h of this hand's engine (h|h)"),
     ]
-    bits = score_bits(config, num_hands)
     if bits:
         declared.append(Field("scores", (n, bits), "binary", "[k, j]: bit j of seat k's game score before this hand"))
+    return declared
+
+
+def _place(declared: list[Field]) -> tuple[Field, ...]:
     fields, offset = [], 0
     for field in declared:
         fields.append(Field(field.name, field.shape, field.encoding, field.meaning, offset))
@@ -79,11 +89,96 @@ def observation_fields(config: GameConfig, num_hands: int = 1) -> tuple[Field, .
     return tuple(fields)
 
 
+class ObservationViews(Mapping[str, np.ndarray]):
+    """Named views (no copies) of one observation vector, or of a batch (..., D) of them.
+
+    ``views["open_values"]`` is the (n+1, V) block (``(..., n+1, V)`` for a batch),
+    ``views["played"][0]`` the tiles on my own line, and so on for every field of the
+    layout. Views are made when asked for, so reading two fields costs two slices.
+    """
+
+    __slots__ = ("_layout", "_vector")
+
+    def __init__(self, layout: ObservationLayout, vector: np.ndarray) -> None:
+        self._layout = layout
+        self._vector = vector
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        field = self._layout.field(name)
+        return self._vector[..., field.offset:field.offset + field.size].reshape(self._vector.shape[:-1] + field.shape)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._layout.names)
+
+    def __len__(self) -> int:
+        return len(self._layout.fields)
+
+
+class ObservationLayout:
+    """The observation layout of one table size and game length: fields, size, named views.
+
+    Get one with :func:`observation_layout` (cached) or, from a vector's length,
+    :func:`layout_for_size`.
+    """
+
+    def __init__(self, config: GameConfig, fields: tuple[Field, ...]) -> None:
+        self.config = config
+        self.fields = fields
+        self.size = sum(f.size for f in fields)
+        self._by_name = {f.name: f for f in fields}
+        self.names = tuple(self._by_name)
+        #: field offsets in declaration order (padded to 12): what the compiled kernels take
+        self.offsets = np.array([f.offset for f in fields] + [0] * (12 - len(fields)), dtype=np.int64)
+        self.offsets.setflags(write=False)
+
+    @property
+    def score_bits(self) -> int:
+        """Bits per seat of the scores so far (0 in a one-hand game)."""
+        return self._by_name["scores"].shape[1] if "scores" in self._by_name else 0
+
+    def field(self, name: str) -> Field:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no observation field {name!r}; fields: {list(self.names)}") from None
+
+    def views(self, vector: np.ndarray) -> ObservationViews:
+        """Named views of `vector` (one observation of this layout, or a batch of them)."""
+        return ObservationViews(self, vector)
+
+    def __repr__(self) -> str:
+        c = self.config
+        return f"ObservationLayout({c.num_players} players, double-{c.highest_double}, size {self.size})"
+
+
 @lru_cache(maxsize=None)
-def _layout(config: GameConfig, num_hands: int) -> tuple[tuple[Field, ...], np.ndarray, int]:
-    fields = observation_fields(config, num_hands)
-    offsets = np.array([f.offset for f in fields] + [0] * (12 - len(fields)), dtype=np.int64)
-    return fields, offsets, sum(f.size for f in fields)
+def observation_layout(config: GameConfig, num_hands: int = 1) -> ObservationLayout:
+    """The layout of observations of `config` in a game of `num_hands` hands (cached)."""
+    return ObservationLayout(config, observation_fields(config, num_hands))
+
+
+@lru_cache(maxsize=None)
+def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
+    """The layout whose vectors have `size` entries: the one check that a vector fits a table.
+
+    A one-hand vector has the base size; a multi-hand game appends n x B score bits with
+    B = bit_length(total pips x hands) for some 2 <= hands <= MAX_HANDS_PER_GAME.
+
+    Raises:
+        ValueError: no game of this table size has observations of that length.
+    """
+    base = observation_layout(config, 1)
+    extra = size - base.size
+    if extra == 0:
+        return base
+    n = config.num_players
+    lowest, highest = score_bits(config, 2), score_bits(config, MAX_HANDS_PER_GAME)
+    if extra > 0 and extra % n == 0 and lowest <= extra // n <= highest:
+        return ObservationLayout(config, _place(_declared_fields(config, extra // n)))
+    raise ValueError(
+        f"an observation of {n} players, double-{config.highest_double} has {base.size} entries "
+        f"(plus {n} x {lowest}..{highest} score bits in a multi-hand game), got {size}"
+    )
 
 
 @njit(cache=True)
@@ -116,13 +211,74 @@ def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, 
             out[offsets[SCORES] + rel * bits + j] = (scores_so_far[seat] >> j) & 1
 
 
+@njit(cache=True)
+def _index_of_one(vector, start, length):
+    for i in range(length):
+        if vector[start + i] == 1:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def read_state(observation, offsets, n, t, highest, max_hand, hidden_owner, state):
+    """The engine state the observer sees, in its own frame (it is seat 0, seat k the k-th after it).
+
+    Everything a player observes is part of the state, so the state is exact except for
+    what the player cannot see: each tile that is neither in its hand, nor on the table,
+    nor the engine is given to seat ``hidden_owner[tile]`` (a search passes a sampled deal;
+    after-states pass any other seat: every tile is dealt, so such tiles are held by
+    someone), and the order in which tiles were played (not observed, and no rule reads
+    it). `state` is an array of the rules' state size for this table; it is overwritten.
+    """
+    state[:] = 0
+    v = highest + 1
+    state[rules.NUM_PLAYERS] = n
+    state[rules.NUM_TILES] = t
+    owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes = \
+        rules.split_state(state)
+    engine_value = _index_of_one(observation, offsets[HAND_NUMBER], v)
+    state[rules.ENGINE_VALUE] = engine_value
+    state[rules.WENT_OUT] = -1
+    engine = engine_value * (2 * highest + 3 - engine_value) // 2  # index of (h|h): tiles before it, h..N
+    played = 0
+    for tile in range(t):
+        line_of[tile] = -1
+        play_order[tile] = -1
+        if observation[offsets[HAND] + tile] == 1:
+            owner[tile] = 0
+            continue
+        owner[tile] = hidden_owner[tile]
+        for line in range(n + 1):
+            if observation[offsets[PLAYED] + line * t + tile] == 1:
+                owner[tile] = rules.ON_TABLE
+                line_of[tile] = line
+                play_order[tile] = played
+                played += 1
+        if tile == engine:
+            owner[tile] = rules.OUT_OF_PLAY
+    state[rules.TILES_PLAYED] = played
+    for line in range(n + 1):
+        open_values[line] = _index_of_one(observation, offsets[OPEN_VALUES] + line * v, v)
+    for seat in range(n):
+        marker_up[seat] = observation[offsets[MARKERS] + seat]
+        line_started[seat] = observation[offsets[LINES_STARTED] + seat]
+        passed_last[seat] = observation[offsets[PASSED_LAST] + seat]
+        held = 0
+        for j in range(max_hand):
+            held += observation[offsets[HAND_SIZES] + seat * max_hand + j]
+        hand_sizes[seat] = held
+    state[rules.DUMMY_OPEN] = observation[offsets[DUMMY_OPEN]]
+    state[rules.CURRENT_PLAYER] = _index_of_one(observation, offsets[WHOSE_TURN], n)
+
+
 class Observer:
     """Encodes observations of one table size (and game length) fast."""
 
     def __init__(self, config: GameConfig, num_hands: int = 1) -> None:
         self.config = config
-        self.fields, self._offsets, self.size = _layout(config, max(1, num_hands))
-        self._bits = score_bits(config, num_hands)
+        self.layout = observation_layout(config, max(1, num_hands))
+        self.fields, self._offsets, self.size = self.layout.fields, self.layout.offsets, self.layout.size
+        self._bits = self.layout.score_bits
         self._no_scores = np.zeros(config.num_players, dtype=np.int64)
 
     def encode(self, state: np.ndarray, viewer: int, scores_so_far: np.ndarray | None = None,
@@ -138,31 +294,69 @@ class Observer:
         return out
 
 
-def _fields_for_length(config: GameConfig, length: int) -> tuple[Field, ...]:
-    single = observation_fields(config, 1)
-    base = sum(f.size for f in single)
-    extra = length - base
-    if extra == 0:
-        return single
-    n = config.num_players
-    if extra > 0 and extra % n == 0:
-        bits = extra // n
-        scores = Field("scores", (n, bits), "binary", "game scores before this hand", base)
-        return single + (scores,)
-    raise ValueError(
-        f"an observation of {config.num_players} players, double-{config.highest_double} has "
-        f"{base} entries (plus {n} x score bits in a multi-hand game), got {length}"
-    )
+# --------------------------------------------------------------------------- reading a vector back
+def as_vector(config: GameConfig, observation: Any) -> tuple[np.ndarray, ObservationLayout]:
+    """`observation` (a vector or the env's observation dict) as a checked 1-D array and its layout.
 
+    Checks that it has the length of an observation of this table, holds only 0 and 1,
+    and is internally consistent (see :func:`check_consistent`), so a vector of another
+    table size, a damaged vector or a non-binary one is refused instead of decoded into
+    nonsense.
 
-def decode_fields(config: GameConfig, observation: Any) -> dict[str, Any]:
-    """Readable view of an observation vector; see :func:`dominoes_env.decode_observation`."""
-    if isinstance(observation, dict):
+    Raises:
+        ValueError: what is wrong, naming the field.
+    """
+    if isinstance(observation, Mapping):
+        if "observation" not in observation:
+            raise ValueError("an observation dict must hold the vector under 'observation'")
         observation = observation["observation"]
     vector = np.asarray(observation)
     if vector.ndim != 1:
         raise ValueError(f"expected a 1-D observation vector, got shape {vector.shape}")
-    fields = {f.name: vector[f.slice].reshape(f.shape) for f in _fields_for_length(config, vector.shape[0])}
+    if not (np.issubdtype(vector.dtype, np.number) or vector.dtype == np.bool_):
+        raise ValueError(f"an observation vector holds numbers, got dtype {vector.dtype}")
+    layout = layout_for_size(config, vector.shape[0])
+    if not np.isin(vector, (0, 1)).all():
+        raise ValueError("an observation vector holds only 0 and 1; this one holds other values")
+    vector = vector.astype(np.int8)
+    check_consistent(layout, vector)
+    return vector, layout
+
+
+def check_consistent(layout: ObservationLayout, vector: np.ndarray) -> None:
+    """Refuse a 0/1 vector of the right length that no game position produces."""
+    config, views = layout.config, layout.views(vector)
+    name = f"not an observation of {config.num_players} players, double-{config.highest_double}"
+    for field in layout.fields:
+        if field.encoding == "one-hot":
+            rows = views[field.name].reshape(-1, field.shape[-1])
+            if not (rows.sum(axis=1) == 1).all():
+                raise ValueError(f"{name}: field {field.name!r} is not one-hot")
+        elif field.encoding == "thermometer":
+            rows = views[field.name]
+            if (np.diff(rows, axis=1) > 0).any():
+                raise ValueError(f"{name}: field {field.name!r} is not a thermometer")
+    hand, played = views["hand"], views["played"]
+    if (played.sum(axis=0) + hand > 1).any():
+        raise ValueError(f"{name}: a tile is both held and on the table, or on two lines")
+    engine = config.tiles.double(int(np.argmax(views["hand_number"])))
+    if hand[engine] or played[:, engine].any():
+        raise ValueError(f"{name}: the engine is in the hand or on a line")
+    if int(views["hand_sizes"][0].sum()) != int(hand.sum()):
+        raise ValueError(f"{name}: my hand size ({int(views['hand_sizes'][0].sum())}) differs from the tiles "
+                         f"I hold ({int(hand.sum())})")
+    current = int(np.argmax(views["whose_turn"]))
+    expected = (np.arange(config.num_players) - current) % config.num_players
+    if (np.argmax(views["turns_until"], axis=1) != expected).any():
+        raise ValueError(f"{name}: turns_until does not follow whose_turn")
+    if bool(views["dummy_open"][0]) != bool(views["lines_started"].all()):
+        raise ValueError(f"{name}: the dummy line is open exactly when every seat's line is started")
+
+
+def decode_fields(config: GameConfig, observation: Any) -> dict[str, Any]:
+    """Readable view of an observation vector; see :func:`dominoes_env.decode_observation`."""
+    vector, layout = as_vector(config, observation)
+    fields = layout.views(vector)
     played_on = tuple(tuple(np.flatnonzero(row).tolist()) for row in fields["played"])
     decoded: dict[str, Any] = {
         "hand": tuple(np.flatnonzero(fields["hand"]).tolist()),
@@ -179,8 +373,8 @@ def decode_fields(config: GameConfig, observation: Any) -> dict[str, Any]:
         "hand_number": int(np.argmax(fields["hand_number"])),
         "scores": None,
     }
-    if "scores" in fields:
-        weights = 1 << np.arange(fields["scores"].shape[1], dtype=np.int64)
+    if "scores" in layout.names:
+        weights = 1 << np.arange(layout.score_bits, dtype=np.int64)
         decoded["scores"] = tuple(int(row.astype(np.int64) @ weights) for row in fields["scores"])
     return decoded
 
