@@ -43,6 +43,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from dominoes_env.core import validation
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.tiles import tile_set
 
@@ -76,17 +77,18 @@ def _discount_powers(discount: float, max_line_length: int) -> np.ndarray:
     return powers
 
 
-def check_parameters(in_line_discount: float, off_line_discount: float, max_line_length: int) -> None:
-    """Refuse parameters the search is not exact for, saying what is allowed.
+def check_parameters(in_line_discount: float, off_line_discount: float, max_line_length: int,
+                     num_tiles: int) -> tuple[float, float, int]:
+    """The parameters as (float, float, int), or a ValueError saying what is allowed.
 
-    Raises:
-        ValueError: a discount outside (0, 1] or a max_line_length below 1.
+    The search is exact for discounts in (0, 1]; a chain is never longer than the set has
+    tiles, so `max_line_length` is bounded by `num_tiles` (a larger bound would only
+    allocate).
     """
-    for name, value in (("in_line_discount", in_line_discount), ("off_line_discount", off_line_discount)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 < value <= 1.0:
-            raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
-    if isinstance(max_line_length, bool) or not isinstance(max_line_length, (int, np.integer)) or max_line_length < 1:
-        raise ValueError(f"max_line_length must be a positive integer, got {max_line_length!r}")
+    return (validation.real("in_line_discount", in_line_discount, 0.0, 1.0, above_minimum=True),
+            validation.real("off_line_discount", off_line_discount, 0.0, 1.0, above_minimum=True),
+            validation.integer("max_line_length", max_line_length, 1, num_tiles, f"at most the {num_tiles} tiles "
+                               "of the set"))
 
 
 @renamed_keyword
@@ -106,8 +108,9 @@ def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
         The best maximal chain and its value; the empty chain (value
         ``-off_line_discount * pips(hand)``) when no tile fits `open_value`.
     """
-    check_parameters(in_line_discount, off_line_discount, max_line_length)
     tiles = tile_set(highest_double)
+    in_line_discount, off_line_discount, max_line_length = check_parameters(
+        in_line_discount, off_line_discount, max_line_length, tiles.num_tiles)
     hand_array = _hand_array(hand, tiles.num_tiles)
     if not 0 <= open_value <= highest_double:
         raise ValueError(f"open_value must be 0..{highest_double}, got {open_value}")

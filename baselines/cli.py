@@ -2,7 +2,8 @@
 
 Subcommands are imported only when used, so ``dominoes league`` never pays for torch.
 Each module listed in :data:`SUBCOMMANDS` defines ``add_arguments(parser)`` and
-``run(args) -> int``.
+``run(args) -> int``. Bad input reaches the user as one line (``dominoes CMD: error:
+...``, exit status 2), never as a traceback; Ctrl-C exits with status 130.
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
     sub = argparse.ArgumentParser(prog=f"dominoes {argv[0]}", description=SUBCOMMANDS[argv[0]][1])
     module.add_arguments(sub)
-    return int(module.run(sub.parse_args(argv[1:])) or 0)
+    args = sub.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except (ValueError, OSError) as error:  # bad input the subcommand did not catch itself: one line, no traceback
+        print(f"dominoes {argv[0]}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ndominoes {argv[0]}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

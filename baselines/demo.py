@@ -1,4 +1,4 @@
-"""``dominoes demo``: one seeded hand between random players, rendered as text."""
+"""``dominoes demo``: one seeded game between random players, rendered as text."""
 
 from __future__ import annotations
 
@@ -7,30 +7,42 @@ import argparse
 import numpy as np
 
 import dominoes_env
+from baselines import options
+from baselines.play import HandWatcher
+from dominoes_env.core.config import MAX_HANDS_PER_GAME
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=int, default=4, help="number of players (2-8, default 4)")
-    parser.add_argument("--highest", type=int, default=9, help="highest pip value N of the double-N set (6-18, default 9)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deal and of the players (default 0)")
+    options.add_table_options(parser)
+    parser.add_argument("--hands", type=int, default=1,
+                        help=f"hands in the game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays engines N down to 0)")
+    options.add_seed_option(parser, "the deals and of the players")
 
 
 def run(args: argparse.Namespace) -> int:
-    env = dominoes_env.env(args.players, args.highest, render_mode="ansi")
-    env.reset(seed=args.seed)
-    rng = np.random.default_rng(args.seed)
+    config, seed = options.table(args), options.seed(args)
+    hands = options.count("--hands", args.hands, 1, MAX_HANDS_PER_GAME)
+    env = dominoes_env.env(config.num_players, config.highest_double, hands, render_mode="ansi")
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    watcher = HandWatcher()
     print(env.render())
     for agent in env.agent_iter():
-        observation, reward, termination, truncation, _ = env.last()
+        observation, _, termination, truncation, info = env.last()
         if termination or truncation:
             env.step(None)
             continue
-        legal = np.flatnonzero(observation["action_mask"])
-        action = int(rng.choice(legal))
-        print(f"\n{agent} plays {env.unwrapped.game.hand.describe_action(action)}")
+        action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+        seat = env.possible_agents.index(agent)
+        print(f"\n{agent} plays {dominoes_env.describe_action(action, config.num_players, config.highest_double, seat)}")
         env.step(action)
-        print(env.render())
-    scores = env.unwrapped.game.hand_scores[-1]
-    print("\nFinal scores (pips left, lower is better): "
-          + ", ".join(f"player_{seat} {int(p)}" for seat, p in enumerate(scores)))
+        finished = watcher.finished(env.infos[agent])
+        if finished is not None:
+            how = "blocked" if finished["went_out"] is None else f"player_{finished['went_out']} went out"
+            print(f"\nHand {finished['hand_index'] + 1} over ({how}); pips left: "
+                  + ", ".join(f"player_{s} {p}" for s, p in enumerate(finished["hand_scores"])))
+        if not env.terminations[agent]:
+            print(env.render())
+    print("\nGame scores (pips left over the game, lower is better): "
+          + ", ".join(f"player_{s} {p}" for s, p in enumerate(info["game_scores"])))
     return 0

@@ -32,9 +32,7 @@ same deals whatever the policies.
 from __future__ import annotations
 
 import argparse
-import ast
 import math
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,19 +40,26 @@ from typing import Any, Union
 
 import numpy as np
 
+from baselines import options, specs
 from baselines.outcomes import hand_win_shares, went_out_shares
 from baselines.play import play_game
-from baselines.policy import Policy, make_policy
+from baselines.policy import Policy, spec_name
+from baselines.specs import PolicySpec
+from baselines.statistics import ci95_half_width
 from dominoes_env import make_config
+from dominoes_env.core import validation
+from dominoes_env.core.config import MAX_HANDS_PER_GAME
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.env import raw_env
 
-#: A policy to evaluate: a registry name, (name, parameters), a factory called as
-#: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one), or a
-#: ready Policy object (used as is, not reseeded).
-PolicySpec = Union[str, tuple[str, Mapping[str, Any]], Callable[..., Policy], Policy]
+#: A policy to evaluate: a spec text (``"best_line(max_line_length=6)"``, ``"random:3"``), a
+#: :class:`~baselines.specs.PolicySpec`, (name, parameters), a factory called as
+#: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one), or a ready
+#: Policy object (used as is, not reseeded).
+PolicyEntry = Union[str, PolicySpec, tuple[str, Mapping[str, Any]], Callable[..., Policy], Policy]
 
-Z_95 = 1.959963984540054
+#: Most hands one evaluation plays (about three hours of the fastest policies here).
+MAX_HANDS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -132,8 +137,7 @@ class EvaluationResult:
         gaps = (means[0] - means[1])[shared]
         deals, index = np.unique(self.deal[shared], return_inverse=True)
         per_deal = np.bincount(index, weights=gaps) / np.bincount(index)
-        spread = Z_95 * per_deal.std(ddof=1) / math.sqrt(deals.shape[0]) if deals.shape[0] > 1 else math.nan
-        return float(gaps.mean()), float(spread), int(shared.sum())
+        return float(gaps.mean()), ci95_half_width(per_deal), int(shared.sum())
 
     def table(self) -> str:
         """The results as Markdown tables, lowest mean pips first: the summary, then head-to-head."""
@@ -191,15 +195,16 @@ class _Entry:
 
 
 @renamed_keyword
-def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_players: int = 4,
+def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num_players: int = 4,
              highest_double: int = 9, hands_per_game: int = 1, progress: bool = False) -> EvaluationResult:
     """Play `policies` against each other through the env and measure them.
 
     Args:
         policies: at least `num_players` entries (see the module docstring for how
-            tables are filled); repeat an entry for copies.
-        num_hands: hands to play at least; rounded up to whole deals played under every
-            seat rotation (and, with more entries than seats, to equal tables per entry).
+            tables are filled); repeat an entry for copies (or write ``"NAME:COPIES"``).
+        num_hands: hands to play at least (1 to MAX_HANDS); rounded up to whole deals
+            played under every seat rotation (and, with more entries than seats, to equal
+            tables per entry).
         seed: the root of every deal and every policy's generator.
         num_players, highest_double: the table size.
         hands_per_game: hands per episode (1: single hands; N+1: full games, engines N..0).
@@ -210,14 +215,16 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
             object built for another table size or listed twice, or a bad count.
     """
     config = make_config(num_players, highest_double)
-    for name, value in (("num_hands", num_hands), ("hands_per_game", hands_per_game)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS)
+    hands_per_game = validation.integer("hands_per_game", hands_per_game, 1, MAX_HANDS_PER_GAME)
+    seed = validation.integer("seed", seed, 0, validation.SEED_LIMIT - 1)
     objects = [id(spec) for spec in policies if isinstance(spec, Policy)]
     if len(objects) != len(set(objects)):
         raise ValueError("the same Policy object is listed twice: one object cannot sit in two seats at once; "
                          "list a name or a factory for copies")
-    entries = [_entry(spec, num_players, highest_double) for spec in policies]
+    entries = [entry for spec in policies for entry in _entries(spec, config.num_players, config.highest_double)]
+    if len(entries) > specs.MAX_COPIES:
+        raise ValueError(f"at most {specs.MAX_COPIES} policy entries per evaluation, got {len(entries)}")
     if len(entries) < num_players:
         raise ValueError(f"{num_players} seats need at least {num_players} policies, got {len(entries)}; "
                          f"list copies for more seats, e.g. ['persistent_line', 'random', 'random', 'random']")
@@ -232,9 +239,9 @@ def evaluate(policies: Sequence[PolicySpec], num_hands: int, seed: int = 0, num_
 
     env = raw_env(num_players, highest_double, num_hands=hands_per_game)
     hands_total = num_deals * num_players * hands_per_game
-    scores = np.empty((hands_total, num_players), dtype=np.int64)
-    seating = np.empty((hands_total, num_players), dtype=np.int64)
-    went_out = np.empty(hands_total, dtype=np.int64)
+    scores = np.empty((hands_total, num_players), dtype=np.int32)  # compact: up to MAX_HANDS rows
+    seating = np.empty((hands_total, num_players), dtype=np.int16)
+    went_out = np.empty(hands_total, dtype=np.int8)
     deal = np.repeat(np.arange(num_deals), num_players * hands_per_game)
     bar = _progress_bar(hands_total) if progress else None
     row = 0
@@ -287,64 +294,34 @@ def _tables(num_entries: int, num_players: int, num_deals: int, rng: np.random.G
 
 
 # --------------------------------------------------------------------------- policies
-_SPEC_PATTERN = re.compile(r"^(?P<name>[A-Za-z_][\w\-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<checkpoint>[^:]+))?"
-                           r"(?::(?P<copies>\d+))?$")
-
-
-def parse_policy_argument(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """Read ``NAME[(KEY=VALUE,...)][@CHECKPOINT][:COPIES]`` into that many (name, params) entries.
-
-    Values are Python literals (``best_line(max_line_length=6)``); anything else is a string.
-    ``@CHECKPOINT`` is short for ``checkpoint=CHECKPOINT``, as in ``dominoes league``.
-
-    Raises:
-        ValueError: the text does not have that form, or copies is 0.
-    """
-    match = _SPEC_PATTERN.match(text.strip())
-    if match is None:
-        raise ValueError(f"cannot read policy {text!r}: write NAME, NAME:COPIES, NAME(KEY=VALUE,...) or "
-                         f"NAME@CHECKPOINT, e.g. random:3 or 'best_line(max_line_length=6)'")
-    params: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in (match["params"] or "").split(","))):
-        key, equals, value = item.partition("=")
-        if not equals or not key.strip().isidentifier():
-            raise ValueError(f"cannot read parameter {item!r} of {text!r}: write KEY=VALUE")
-        params[key.strip()] = _literal(value.strip())
-    if match["checkpoint"]:
-        params["checkpoint"] = match["checkpoint"]
-    copies = 1 if match["copies"] is None else int(match["copies"])
-    if copies < 1:
-        raise ValueError(f"policy {text!r}: the number of copies must be at least 1")
-    return [(match["name"], dict(params)) for _ in range(copies)]
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def _entry(spec: PolicySpec, num_players: int, highest_double: int) -> _Entry:
-    """A label and a seed -> policy maker; fails early on unknown names or parameters."""
+def _entries(spec: PolicyEntry, num_players: int, highest_double: int) -> list[_Entry]:
+    """The entries one listed policy stands for (a spec text may ask for copies); each is
+    checked by constructing it once, so an unknown name or parameter fails before any hand."""
     if isinstance(spec, str):
-        spec = (spec, {})
+        parsed, copies = specs.parse(spec)
+        return [_spec_entry(parsed, num_players, highest_double)] * copies
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
-        name, params = spec[0], dict(spec[1])
-        make_policy(name, num_players, highest_double, seed=0, **params)  # validate now, not mid-run
-        label = name + (f"({', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else "")
-        return _Entry(label, lambda seed: make_policy(name, num_players, highest_double, seed=seed, **params))
+        return [_spec_entry(PolicySpec.of(spec[0], spec[1]), num_players, highest_double)]
+    if isinstance(spec, PolicySpec):
+        return [_spec_entry(spec, num_players, highest_double)]
     if isinstance(spec, Policy):
         if (spec.num_players, spec.highest_double) != (num_players, highest_double):
             raise ValueError(f"policy {spec!r} was built for {spec.num_players} players, "
                              f"double-{spec.highest_double}; this evaluation is {num_players} players, "
                              f"double-{highest_double}")
-        return _Entry(spec.name, lambda seed: spec)
+        return [_Entry(spec.label, lambda seed: spec)]
+    if isinstance(spec, type) and issubclass(spec, Policy):
+        return [_Entry(spec_name(spec), lambda seed: spec(num_players, highest_double, seed))]
     if callable(spec):
-        label = getattr(spec, "name", None) or getattr(spec, "__name__", None) or repr(spec)
-        return _Entry(str(label), lambda seed: spec(num_players, highest_double, seed))
-    raise ValueError(f"cannot evaluate {spec!r}: give a policy name, (name, params), a factory "
-                     f"(num_players, highest_double, seed) -> Policy, or a Policy")
+        label = getattr(spec, "label", None) or getattr(spec, "__qualname__", None) or repr(spec)
+        return [_Entry(str(label), lambda seed: spec(num_players, highest_double, seed))]
+    raise ValueError(f"cannot evaluate {spec!r}: give a policy spec ('random', 'best_line(max_line_length=6)'), "
+                     f"(name, params), a factory (num_players, highest_double, seed) -> Policy, or a Policy")
+
+
+def _spec_entry(spec: PolicySpec, num_players: int, highest_double: int) -> _Entry:
+    spec.make(num_players, highest_double, seed=0)  # validate now, not mid-run
+    return _Entry(spec.label, lambda seed: spec.make(num_players, highest_double, seed=seed))
 
 
 # --------------------------------------------------------------------------- statistics
@@ -383,14 +360,11 @@ def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_
 
 
 def _ci95(scores: np.ndarray, mine: np.ndarray, deal: np.ndarray) -> float:
-    """Half-width of the 95% interval of the mean, with each deal's mean as one sample."""
+    """Half-width of the 95% interval of the mean, with each deal's mean as one sample (Student's t)."""
     sums = np.bincount(deal, weights=np.where(mine, scores, 0).sum(axis=1))
     counts = np.bincount(deal, weights=mine.sum(axis=1))
     played = counts > 0
-    per_deal = sums[played] / counts[played]
-    if per_deal.shape[0] < 2:
-        return math.nan
-    return float(Z_95 * per_deal.std(ddof=1) / math.sqrt(per_deal.shape[0]))
+    return ci95_half_width(sums[played] / counts[played])
 
 
 def _progress_bar(total: int) -> Any:
@@ -409,20 +383,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("policies", nargs="+", metavar="POLICY",
                         help="NAME, NAME:COPIES, 'NAME(KEY=VALUE,...)' or NAME@CHECKPOINT; at least one per seat "
                              "(more are rotated through the seats)")
-    parser.add_argument("--hands", type=int, default=4000, help="hands to play at least (default 4000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the policies (default 0)")
-    parser.add_argument("--players", type=int, default=4, help="number of players (default 4)")
-    parser.add_argument("--highest", type=int, default=9, help="highest pip N of the double-N set (default 9)")
+    parser.add_argument("--hands", type=int, default=4000, help=f"hands to play at least (1-{MAX_HANDS}, default 4000)")
+    options.add_seed_option(parser, "the deals and the policies")
+    options.add_table_options(parser)
     parser.add_argument("--hands-per-game", type=int, default=1,
-                        help="hands per game (default 1; N+1 plays full games with engines N..0)")
+                        help=f"hands per game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays full games with "
+                             "engines N..0)")
     parser.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        specs = [entry for text in args.policies for entry in parse_policy_argument(text)]
-        result = evaluate(specs, args.hands, seed=args.seed, num_players=args.players, highest_double=args.highest,
-                          hands_per_game=args.hands_per_game, progress=not args.no_progress)
+        config, seed = options.table(args), options.seed(args)
+        hands = options.count("--hands", args.hands, 1, MAX_HANDS)
+        hands_per_game = options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME)
+        result = evaluate(args.policies, hands, seed=seed, num_players=config.num_players,
+                          highest_double=config.highest_double, hands_per_game=hands_per_game,
+                          progress=not args.no_progress)
     except ValueError as error:
         print(f"dominoes evaluate: error: {error}", file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ options, in an order of its own that is not reproduced).
 
 The policies read only what the environment hands their player (the observation vector
 and the action mask) through the layout declared in :mod:`dominoes_env.core.observation`
-(:class:`ObservationView` slices the few fields they need), never the env's internals,
+(:class:`ObservationView` reads the few fields they need by name), never the env's internals,
 and they work for every table size the env supports.
 """
 
@@ -25,7 +25,7 @@ from baselines.chain_search import (IN_LINE_DISCOUNT, MAX_LINE_LENGTH, OFF_LINE_
                                     discount_powers, search_best_chain, value_in_hand_of)
 from baselines.policy import Policy, SeedLike, register_policy
 from dominoes_env.core.config import GameConfig
-from dominoes_env.core.observation import observation_fields
+from dominoes_env.core.observation import observation_layout
 
 
 @njit(cache=True)
@@ -59,33 +59,26 @@ def kept_chain_value(observation, hand_start, open_start, chain, low, high, in_p
 
 
 class ObservationView:
-    """Where the fields the hand-crafted policies read lie in an observation vector.
+    """The few fields the hand-crafted policies read, by name, from the env's one layout.
 
-    The offsets come from :func:`observation_fields`, the env's one declaration of the
-    layout; a multi-hand game only appends the scores, so the offsets hold for every game
-    length.
+    A multi-hand game only appends the scores, so the one-hand layout's views hold for
+    every game length.
     """
 
     def __init__(self, config: GameConfig) -> None:
-        fields = {field.name: field for field in observation_fields(config)}
-        t, v = config.num_tiles, config.highest_double + 1
-        self.hand = fields["hand"].slice
-        played = fields["played"].offset
-        self.played_on_own_line = slice(played, played + t)  # row 0 of played: my line
-        open_values = fields["open_values"].offset
-        self.own_open_value = slice(open_values, open_values + v)  # row 0 of open_values, one-hot
+        self.layout = observation_layout(config)
 
     def hand_tiles(self, observation: np.ndarray) -> np.ndarray:
         """Tiles held, ascending (int64)."""
-        return observation[self.hand].nonzero()[0]
+        return self.layout.views(observation)["hand"].nonzero()[0]
 
     def open_value(self, observation: np.ndarray) -> int:
-        """The open value of the player's own line."""
-        return int(observation[self.own_open_value].argmax())
+        """The open value of the player's own line (row 0 of ``open_values``)."""
+        return int(self.layout.views(observation)["open_values"][0].argmax())
 
     def tiles_on_own_line(self, observation: np.ndarray) -> int:
-        """How many tiles lie on the player's own line (anyone's)."""
-        return int(np.count_nonzero(observation[self.played_on_own_line]))
+        """How many tiles lie on the player's own line (row 0 of ``played``), anyone's."""
+        return int(np.count_nonzero(self.layout.views(observation)["played"][0]))
 
 
 def _per_action(config: GameConfig, tile_scores: np.ndarray) -> np.ndarray:
@@ -175,10 +168,8 @@ class BestLinePolicy(ScoredPolicy):
                  max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
                  off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
         super().__init__(num_players, highest_double, seed)
-        check_parameters(in_line_discount, off_line_discount, max_line_length)
-        self.max_line_length = int(max_line_length)
-        self.in_line_discount = float(in_line_discount)
-        self.off_line_discount = float(off_line_discount)
+        self.in_line_discount, self.off_line_discount, self.max_line_length = check_parameters(
+            in_line_discount, off_line_discount, max_line_length, self.config.num_tiles)
         self.view = ObservationView(self.config)
         tiles = self.config.tiles
         self._low, self._high, self._is_double = tiles.low, tiles.high, tiles.is_double
@@ -227,7 +218,9 @@ class PersistentLinePolicy(BestLinePolicy):
                  max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
                  off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
         super().__init__(num_players, highest_double, seed, max_line_length, in_line_discount, off_line_discount)
-        self._hand_start, self._open_start = self.view.hand.start, self.view.own_open_value.start
+        # the compiled re-valuation reads the hand and the own line's open value in place
+        self._hand_start = self.view.layout.field("hand").offset
+        self._open_start = self.view.layout.field("open_values").offset
         self._num_tiles, self._pass_action = self.config.num_tiles, self.config.pass_action
         self.reset()
 

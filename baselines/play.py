@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from pettingzoo import AECEnv
 
-from dominoes_env.env import DominoesEnv
 from baselines.policy import Policy
 
 
@@ -23,32 +23,54 @@ class GameResult:
         return self.hand_scores.sum(axis=0)
 
 
-def play_game(env: DominoesEnv, policies: Sequence[Policy], seed: int) -> GameResult:
+class HandWatcher:
+    """Spots, from what the AEC env reports in ``infos``, the step that ended a hand.
+
+    When a hand ends the env gives every agent the same info (``hand_index``,
+    ``hand_scores``, ``game_scores``, ``went_out``) and keeps it until the next hand ends;
+    a hand index not seen before marks the step that ended it.
+    """
+
+    def __init__(self) -> None:
+        self._last: int | None = None
+
+    def finished(self, info: dict) -> dict | None:
+        """`info` if the step just taken ended a hand, else None."""
+        if "hand_scores" not in info or info["hand_index"] == self._last:
+            return None
+        self._last = info["hand_index"]
+        return info
+
+
+def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
     """Play one episode of `env` (reset with `seed`) with ``policies[seat]`` in each seat.
 
-    Each policy's :meth:`~Policy.reset` is called at the start of every hand. The env is
-    the bare :class:`DominoesEnv` (``dominoes_env.raw_env``): the policies only ever see
-    ``observe(agent)``.
+    Only the AEC API is used: ``agent_iter``, ``last``, ``step`` and ``infos``, where the
+    env reports each finished hand (``hand_index``, ``hand_scores``, ``went_out``). Each
+    policy's :meth:`~Policy.reset` is called at the start of every hand. The bare env
+    (``dominoes_env.raw_env``) is the fastest; any AEC dominoes env works.
     """
-    if env.illegal_action != "raise":
+    if getattr(env.unwrapped, "illegal_action", "raise") != "raise":
         raise ValueError("play_game needs an env with illegal_action='raise': a penalized game ends before its hands do")
-    if len(policies) != env.config.num_players:
-        raise ValueError(f"{env.config.num_players} seats need {env.config.num_players} policies, got {len(policies)}")
+    if len(policies) != len(env.possible_agents):
+        raise ValueError(f"{len(env.possible_agents)} seats need {len(env.possible_agents)} policies, got {len(policies)}")
     env.reset(seed=seed)
-    game = env.game
     seat_of = {agent: seat for seat, agent in enumerate(env.possible_agents)}
+    hand_scores: list[list[int]] = []
     went_out: list[int | None] = []
-    hand_index = -1
-    while not game.is_over:
-        if game.hand_index != hand_index:
-            hand_index = game.hand_index
+    watcher = HandWatcher()
+    for policy in policies:
+        policy.reset()
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(policies[seat_of[agent]].act(observation["observation"], observation["action_mask"]))
+        finished = watcher.finished(env.infos[agent])
+        if finished is not None:
+            hand_scores.append(finished["hand_scores"])
+            went_out.append(finished["went_out"])
             for policy in policies:
                 policy.reset()
-        agent = env.agent_selection
-        observation = env.observe(agent)
-        hand = game.hand
-        action = policies[seat_of[agent]].act(observation["observation"], observation["action_mask"])
-        env.step(action)
-        if hand.is_over:
-            went_out.append(hand.went_out)
-    return GameResult(np.array(game.hand_scores, dtype=np.int64), tuple(went_out))
+    return GameResult(np.array(hand_scores, dtype=np.int64), tuple(went_out))

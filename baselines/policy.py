@@ -21,6 +21,7 @@ import numpy as np
 
 from dominoes_env import make_config
 from dominoes_env.core.config import GameConfig
+from baselines.specs import RESERVED, PolicySpec
 from dominoes_env.core.deprecation import renamed_keyword
 
 SeedLike = int | np.random.Generator | None
@@ -50,9 +51,10 @@ class Policy(ABC):
             return
         parameters = inspect.signature(init).parameters
         if "highest_dominoe" in parameters and "highest_double" not in parameters:
-            cls.__init__ = _old_style_init(cls, init)  # type: ignore[method-assign]
+            init = _old_style_init(cls, init)
         else:
-            cls.__init__ = renamed_keyword(init)  # type: ignore[method-assign]
+            init = renamed_keyword(init)
+        cls.__init__ = _recording_arguments(init)  # type: ignore[method-assign]
 
     def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
         self.config: GameConfig = make_config(num_players, highest_double)
@@ -72,6 +74,37 @@ class Policy(ABC):
         warnings.warn("Policy.highest_dominoe was renamed highest_double in 0.2.0", DeprecationWarning, stacklevel=2)
         return self.config.highest_double
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The constructor parameters this object was built with that differ from their defaults
+        (the table size and the seed left out)."""
+        args, kwargs = self.__dict__.get("_constructed_with", ((), {}))
+        signature = inspect.signature(type(self).__init__)
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError:
+            return {}
+        chosen: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            parameter = signature.parameters[name]
+            if name == "self" or name in RESERVED:
+                continue
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                chosen.update({key: item for key, item in value.items() if key not in RESERVED})
+            elif parameter.kind is not inspect.Parameter.VAR_POSITIONAL and not _is_default(value, parameter.default):
+                chosen[name] = value
+        return chosen
+
+    @property
+    def label(self) -> str:
+        """The policy's spec text: its registered name (or the class's import path) with the
+        parameters that differ from the defaults, e.g. ``best_line(max_line_length=6)``.
+
+        Results are reported under this label, so two differently built policies never
+        share a row, and a policy gets the same label in Python and on the command line.
+        """
+        return PolicySpec.of(spec_name(type(self)), self.parameters).label
+
     def reset(self) -> None:
         """Called at the start of every hand; forget anything kept from the previous one."""
 
@@ -81,6 +114,37 @@ class Policy(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_players={self.num_players}, highest_double={self.highest_double})"
+
+
+def spec_name(cls: type[Policy]) -> str:
+    """The name a spec uses for `cls`: its registered name, else its import path ``module.Class``."""
+    if _REGISTRY.get(cls.name) is cls:
+        return cls.name
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if value is default:
+        return True
+    if default is inspect.Parameter.empty or type(value) is not type(default):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # e.g. arrays: not a plain default
+        return False
+
+
+def _recording_arguments(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap a subclass ``__init__`` so the object remembers the arguments it was built with
+    (the outermost call only: that is the class the caller built)."""
+
+    @functools.wraps(init)
+    def record(self: Policy, *args: Any, **kwargs: Any) -> None:
+        if "_constructed_with" not in self.__dict__:
+            self.__dict__["_constructed_with"] = (args, dict(kwargs))
+        init(self, *args, **kwargs)
+
+    return record
 
 
 def _old_style_init(cls: type, init: Callable[..., None]) -> Callable[..., None]:
@@ -148,7 +212,7 @@ def _policy_class(name: str) -> type[Policy]:
     if name not in _REGISTRY and name in _LAZY_POLICIES:
         module, needs = _LAZY_POLICIES[name]
         if not _installed(needs):
-            raise ValueError(f"policy {name!r} needs {', '.join(needs)}: pip install 'dominoes-env[torch]'")
+            raise ValueError(f"policy {name!r} needs {', '.join(needs)}: pip install 'dominoes-env[league]'")
         importlib.import_module(module)
     if name not in _REGISTRY:
         raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(policy_names())}")
@@ -170,5 +234,5 @@ def _installed(packages: tuple[str, ...]) -> bool:
 # for importing torch.
 _BUILTIN_MODULES: list[str] = ["baselines.handcrafted"]
 _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "td_lambda": ("baselines.td_lambda", ("torch", "safetensors")),
+    "td_lambda": ("baselines.td_lambda", ("safetensors",)),  # acts in numpy; training needs the torch extra
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dominoes_env.core import GameConfig, HandState, IllegalActionError, make_config
+from dominoes_env.core import GameConfig, HandState, IllegalActionError, actions, make_config
 from dominoes_env.core.afterstate import afterstate
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.observation import decode_fields
@@ -39,6 +39,13 @@ def decode_observation(observation: Any, num_players: int, highest_double: int) 
 
 
 @renamed_keyword
+def describe_action(action: int, num_players: int = 4, highest_double: int = 9, seat: int | None = None) -> str:
+    """A readable move: ``"(3|7) on own line"``, ``"(9|2) on line +2"`` (``"on player_2's line"``
+    when the mover's `seat` is given), ``"(4|4) on dummy line"`` or ``"pass"``."""
+    return actions.describe(make_config(num_players, highest_double), action, seat)
+
+
+@renamed_keyword
 def layout_table(num_players: int = 4, highest_double: int = 9, num_hands: int = 1) -> str:
     """The observation layout for a table size as a Markdown index table."""
     return _layout_table(make_config(num_players, highest_double), num_hands)
@@ -58,5 +65,6 @@ _register()
 
 __all__ = [
     "DominoesEnv", "ENV_ID", "GameConfig", "HandState", "IllegalActionError", "afterstate", "decode_observation",
+    "describe_action",
     "env", "layout_table", "make_config", "raw_env",
 ]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from baselines import evaluate, make_policy
 from baselines.cli import main as dominoes
-from baselines.evaluate import _num_deals, _tables, parse_policy_argument
-from baselines.handcrafted import GreedyPolicy
+from baselines.evaluate import MAX_HANDS, _num_deals, _tables
+from baselines.handcrafted import BestLinePolicy, GreedyPolicy
+from baselines.specs import PolicySpec, parse
+from baselines.statistics import t_quantile_975
 
 FOUR = ["greedy", "random", "double", "stupid"]
 
@@ -94,10 +97,29 @@ def test_head_to_head_is_a_share_of_shared_hands(four):
 
 def test_policies_given_by_name_params_factory_or_object():
     specs = [("best_line", {"max_line_length": 6}), GreedyPolicy, make_policy("double", 4, 9, seed=0),
-             parse_policy_argument("random")[0]]
+             parse("random")[0], "stupid:2"]
     result = evaluate(specs, num_hands=8, seed=0)
-    assert result.labels == ("best_line(max_line_length=6)", "greedy", "double", "random")
+    assert result.labels == ("best_line(max_line_length=6)", "greedy", "double", "random", "stupid")
     assert "| best_line(max_line_length=6) |" in result.table()
+    assert result["stupid"].hands == 2 * result["random"].hands  # a spec text with copies
+
+
+class MyGreedy(GreedyPolicy):
+    """A user's subclass: never confused with the registered greedy."""
+
+
+class MyRandom(GreedyPolicy):
+    pass
+
+
+def test_different_policies_are_never_merged_into_one_row():
+    # Two unregistered classes, and two differently built objects of one class, are four rows.
+    entries = [MyGreedy(), MyRandom(), BestLinePolicy(4, 9, 0, 6), BestLinePolicy(max_line_length=8), "greedy"]
+    result = evaluate(entries, num_hands=10, seed=0)
+    assert result.labels == (f"{__name__}.MyGreedy", f"{__name__}.MyRandom", "best_line(max_line_length=6)",
+                             "best_line(max_line_length=8)", "greedy")
+    # Built the same way in Python and on the command line, a policy has one label.
+    assert make_policy("best_line", max_line_length=6).label == parse("best_line(max_line_length=6)")[0].label
 
 
 @pytest.mark.parametrize("specs, message", [
@@ -106,6 +128,10 @@ def test_policies_given_by_name_params_factory_or_object():
     ([("greedy", {"depth": 3}), "random", "double", "stupid"], "has no parameter"),
     ([make_policy("greedy", 3, 9), "random", "double", "stupid"], "built for 3 players"),
     ([42, "random", "double", "stupid"], "cannot evaluate 42"),
+    (["random(seed=5)", "random", "double", "stupid"], "seed cannot be set per policy"),
+    (["random:100000000000"], "copies .* from 1 to 1000"),
+    (["best_line(max_line_length=10**12)", "random:3"], "max_line_length"),
+    (["best_line(max_line_length=1000000000000)", "random:3"], "max_line_length must be an integer from 1 to 55"),
 ])
 def test_bad_policies_are_clear_errors(specs, message):
     with pytest.raises(ValueError, match=message):
@@ -119,14 +145,24 @@ def test_one_policy_object_cannot_take_two_seats():
 
 
 def test_policy_arguments_of_the_command_line():
-    assert parse_policy_argument("random:3") == [("random", {})] * 3
-    assert parse_policy_argument("best_line(max_line_length=6, in_line_discount=0.8)") == [
-        ("best_line", {"max_line_length": 6, "in_line_discount": 0.8})]
-    assert parse_policy_argument("td_lambda@ckpt/a.safetensors:2") == [
-        ("td_lambda", {"checkpoint": "ckpt/a.safetensors"})] * 2
-    for bad in ("random:0", "best_line(6)", "two words"):
+    assert parse("random:3") == (PolicySpec("random"), 3)
+    assert parse("best_line(max_line_length=6, in_line_discount=0.8)") == (
+        PolicySpec.of("best_line", {"max_line_length": 6, "in_line_discount": 0.8}), 1)
+    assert parse("td_lambda@ckpt/a.safetensors:2") == (PolicySpec.of("td_lambda", {"checkpoint": "ckpt/a.safetensors"}), 2)
+    assert parse("td_lambda(checkpoint=runs/a.safetensors)")[0].label == "td_lambda@runs/a.safetensors"
+    assert parse("td_lambda(epsilon=x)")[0].kwargs == {"epsilon": "x"}  # a bare word is a string
+    for bad in ("random:0", "best_line(6)", "two words", "random:x", "random(seed=1)", "a(checkpoint=c)@d"):
         with pytest.raises(ValueError):
-            parse_policy_argument(bad)
+            parse(bad)
+
+
+def test_hand_counts_are_bounded():
+    for hands in (0, MAX_HANDS + 1, 10**15, 2.5, True):
+        with pytest.raises(ValueError, match="num_hands must be an integer from 1 to"):
+            evaluate(FOUR, num_hands=hands)
+    with pytest.raises(ValueError, match="hands_per_game must be an integer from 1 to 1000"):
+        evaluate(FOUR, num_hands=4, hands_per_game=10**9)
+    assert evaluate(FOUR, num_hands=np.int64(8), hands_per_game=np.int64(2)).num_hands == 8
 
 
 def test_command_line_prints_the_table(capsys):
@@ -136,6 +172,53 @@ def test_command_line_prints_the_table(capsys):
     assert "4 players, double-9, 8 hands" in printed and "| random | 16 |" in printed  # two copies
     assert dominoes(["evaluate", "greedy", "--hands", "8"]) == 2
     assert "need at least 4 policies" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["random(seed=5)", "random:3"], "seed cannot be set per policy"),
+    (["td_lambda(epsilon=x)", "random:3"], "epsilon must be a finite number"),
+    (["random:100000000000"], "copies .* from 1 to 1000"),
+    (["best_line(max_line_length=1000000000000)", "random:3"], "max_line_length must be an integer"),
+    (["random:4", "--hands", "0"], "--hands must be an integer from 1 to"),
+    (["random:4", "--hands", str(10**15)], "--hands must be an integer from 1 to"),
+    (["random:4", "--players", "9"], "--players must be an integer from 2 to 8"),
+    (["random:4", "--highest", "19"], "--highest must be an integer from 6 to 18"),
+    (["random:4", "--seed", "-1"], "--seed must be an integer from 0"),
+    (["random:4", "--hands-per-game", "0"], "--hands-per-game must be an integer from 1 to 1000"),
+    (["nosuch:4"], "unknown policy 'nosuch'"),
+])
+def test_bad_command_lines_are_one_line_errors(capsys, arguments, message):
+    assert dominoes(["evaluate", *arguments, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dominoes evaluate: error: ") and err.count("\n") == 1
+    assert re.search(message, err), err
+
+
+def test_several_hands_per_game_play_whole_games(capsys):
+    result = evaluate(["greedy", "random", "double", "stupid"], num_hands=30, seed=1, hands_per_game=3)
+    assert result.num_hands == 36 and result.hands_per_game == 3  # 3 deals x 4 rotations x 3 hands
+    # the hands of one game have the engines N, N-1, N-2: their scores differ from hand to hand
+    first_game = result.scores[:3]
+    assert not (first_game == first_game[0]).all()
+    assert dominoes(["evaluate", "greedy", "random", "double", "stupid", "--hands", "24", "--hands-per-game", "3",
+                     "--no-progress"]) == 0
+    assert "games of 3 hands x 4 seat rotations" in capsys.readouterr().out
+
+
+def test_confidence_intervals_use_students_t_per_deal():
+    """The interval is recomputed here independently: per-deal means, then t with deals - 1 dof."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for hands in (8, 12, 40):  # 2, 3 and 10 deals: few deals, where t differs from the normal
+        result = evaluate(FOUR, num_hands=hands, seed=5)
+        deals = np.unique(result.deal)
+        for index, policy in enumerate(result.policies):
+            mine = result.seating == index
+            per_deal = [result.scores[result.deal == d][mine[result.deal == d]].mean() for d in deals]
+            low, high = scipy_stats.t.interval(0.95, len(per_deal) - 1, loc=np.mean(per_deal),
+                                               scale=scipy_stats.sem(per_deal))
+            assert policy.ci95 == pytest.approx((high - low) / 2, rel=1e-9)
+    for dof in (1, 2, 3, 7, 30, 500, 1000, 1001, 50_000):
+        assert t_quantile_975(dof) == pytest.approx(scipy_stats.t.ppf(0.975, dof), rel=1e-10)
 
 
 @pytest.mark.parametrize("entries, seats", [(5, 4), (7, 3), (9, 8), (6, 2)])

@@ -65,7 +65,7 @@ def test_unknown_names_and_parameters_are_clear_errors():
         make_policy("best_line", line_temperature=1.0)
     with pytest.raises(ValueError, match="has no parameter"):
         make_policy("greedy", max_line_length=3)
-    with pytest.raises(ValueError, match="in_line_discount must be a number in"):
+    with pytest.raises(ValueError, match=r"in_line_discount must be a finite number in \(0, 1\], got 2.0"):
         make_policy("persistent_line", in_line_discount=2.0)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from dominoes_env.core import rules
+from dominoes_env.core import actions, rules
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.validation import as_integer, integer
@@ -339,12 +339,7 @@ class HandState:
 
     def describe_action(self, action: int) -> str:
         """Readable form of an action for the player to move, e.g. '(3|7) on own line'."""
-        n, t = self.config.num_players, self.config.num_tiles
-        if action == self.config.pass_action:
-            return "pass"
-        relative, tile = divmod(int(action), t)
-        where = "own line" if relative == 0 else "dummy line" if relative == n else f"line +{relative}"
-        return f"{self._tiles.name(tile)} on {where}"
+        return actions.describe(self.config, action)
 
     def scores(self) -> np.ndarray:
         """Rule 10: pips each seat still holds (final once the hand is over)."""

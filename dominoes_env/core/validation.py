@@ -87,11 +87,13 @@ def real(name: str, value: object, minimum: float | None = None, maximum: float 
            or (maximum is not None and number > maximum))
     if bad:
         if minimum is not None and maximum is not None:
-            bounds = f"in {'(' if above_minimum else '['}{minimum}, {maximum}]"
+            bounds = f"in {'(' if above_minimum else '['}{minimum:g}, {maximum:g}]"
         elif minimum is not None:
-            bounds = f"{'above' if above_minimum else 'of at least'} {minimum}"
+            bounds = f"{'above' if above_minimum else 'of at least'} {minimum:g}"
+        elif maximum is not None:
+            bounds = f"of at most {maximum:g}"
         else:
-            bounds = _range_text(minimum, maximum)
+            bounds = ""
         what = f"a finite number {bounds}".rstrip() + (f" ({allowed})" if allowed else "")
         raise ValueError(f"{name} must be {what}, got {_shown(value)}")
     assert number is not None

@@ -1,0 +1,43 @@
+"""Command-line options every ``dominoes`` subcommand shares, declared and checked once.
+
+The table (``--players``, ``--highest``), the seed and the counts are validated here with
+the names the user typed, so ``dominoes demo --players 9`` says ``--players must be an
+integer from 2 to 8, got 9`` whatever the subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dominoes_env.core import validation
+from dominoes_env.core.config import MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS, GameConfig, make_config
+
+
+def add_table_options(parser: argparse.ArgumentParser) -> None:
+    """``--players`` and ``--highest``."""
+    parser.add_argument("--players", type=int, default=4,
+                        help=f"number of players ({MIN_PLAYERS}-{MAX_PLAYERS}, default 4)")
+    parser.add_argument("--highest", type=int, default=9,
+                        help=f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST}, default 9)")
+
+
+def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")
+
+
+def table(args: argparse.Namespace) -> GameConfig:
+    """The table the options ask for, or a ValueError naming the option."""
+    validation.integer("--players", args.players, MIN_PLAYERS, MAX_PLAYERS)
+    validation.integer("--highest", args.highest, MIN_HIGHEST, MAX_HIGHEST)
+    return make_config(args.players, args.highest)
+
+
+def seed(args: argparse.Namespace) -> int:
+    value = validation.seed("--seed", args.seed)
+    assert value is not None
+    return value
+
+
+def count(option: str, value: object, minimum: int, maximum: int) -> int:
+    """A bounded count given on the command line, e.g. ``count("--games", args.games, 1, MAX_GAMES)``."""
+    return validation.integer(option, value, minimum, maximum)
