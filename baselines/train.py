@@ -5,99 +5,100 @@
 writes into the checkpoint directory: ``td_lambda.safetensors`` (the final weights and
 configuration; ``latest.safetensors`` after every evaluation), ``log.csv`` (one row per
 learning chunk and per evaluation), and ``learning_curve.png`` (own mean pips per hand
-against the opponents' over training). torch is imported only when this runs.
+against the opponents' over training). An evaluation row is the shared harness's
+(:func:`baselines.evaluate.evaluate`): ``win_rate`` is its ``won``, the share of hands won
+as :mod:`baselines.outcomes` defines it. The options are derived from
+:class:`baselines.td_lambda.TDLambdaConfig`; every value is checked before anything is
+written or trained, and a bad one is reported on one line. torch is imported only when a
+run starts.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baselines.evaluate import EvaluationResult
+    from baselines.td_lambda import TDLambdaConfig
 
 LEARNERS = ("td-lambda",)
 LOG_COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error",
                "hands_per_s", "elapsed_s")
+DEFAULT_CHECKPOINT_DIR = Path("runs/td_lambda")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The learner, one option per field of :class:`~baselines.td_lambda.config.TDLambdaConfig`
+    (flag, help and default come from the dataclass), and where the run goes.
+
+    Values are read as text and checked by the configuration itself in :func:`run`, so a bad
+    value is one ``dominoes train: error: ...`` line that names the option.
+    """
+    from baselines.td_lambda.config import command_line_options
+
     parser.add_argument("learner", choices=LEARNERS, help="what to train")
-    parser.add_argument("--players", type=int, default=4, help="number of players (default 4)")
-    parser.add_argument("--highest", type=int, default=9, help="highest pip value N of the set (default 9)")
-    parser.add_argument("--hands", type=int, default=20_000, help="hands to learn from (default 20000)")
-    parser.add_argument("--curriculum", default="random:0.1,double:0.2,persistent_line:0.3,self:0.4",
-                        help="stages in order as OPPONENT:SHARE of --hands, comma-separated; "
-                             "'self' is self-play, 'a+b' alternates opponent kinds over the tables "
-                             "(default: %(default)s)")
-    parser.add_argument("--variant", choices=("basic", "line"), default="basic",
-                        help="input features: basic, or line (basic + best-chain features) (default basic)")
-    parser.add_argument("--hidden", default="128,64", help="hidden layer widths (default %(default)s)")
-    parser.add_argument("--lambda", dest="td_lambda", type=float, default=0.5, help="trace decay (default 0.5)")
-    parser.add_argument("--alpha", type=float, default=3e-5, help="step size (default 3e-5)")
-    parser.add_argument("--self-play-alpha", type=float, default=None,
-                        help="step size in self-play stages (default: alpha / players)")
-    parser.add_argument("--epsilon", type=float, default=0.0, help="random-move probability while learning (default 0)")
-    parser.add_argument("--parallel-hands", type=int, default=64, help="tables played side by side (default 64)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
-    parser.add_argument("--eval-every", type=int, default=5_000, help="hands between evaluations (default 5000)")
-    parser.add_argument("--eval-hands", type=int, default=400, help="hands per evaluation and opponent (default 400)")
-    parser.add_argument("--eval-opponents", default="random,double,persistent_line",
-                        help="fixed evaluation opponents, comma-separated (default %(default)s)")
-    parser.add_argument("--checkpoint-dir", type=Path, default=Path("runs/td_lambda"),
-                        help="where checkpoints, log.csv and learning_curve.png go (default runs/td_lambda)")
-    parser.add_argument("--init-checkpoint", type=Path, default=None,
+    for name, option, default in command_line_options():
+        parser.add_argument(option.flag, dest=name, default=None, metavar=option.flag.lstrip("-").upper().replace("-", "_"),
+                            help=f"{option.help} (default {option.show(default)})")
+    parser.add_argument("--checkpoint-dir", default=str(DEFAULT_CHECKPOINT_DIR),
+                        help="where checkpoints, log.csv and learning_curve.png go (default %(default)s)")
+    parser.add_argument("--init-checkpoint", default=None,
                         help="start from these weights (its network shape and table size must match)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def parse_curriculum(text: str) -> tuple[tuple[str, float], ...]:
-    """'random:0.1,self:0.9' -> (("random", 0.1), ("self", 0.9)); a stage without a share gets 1."""
-    stages = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, _, share = item.partition(":")
-        try:
-            stages.append((name, float(share) if share else 1.0))
-        except ValueError:
-            raise ValueError(f"curriculum stage {item!r} is not OPPONENT:SHARE (e.g. 'double:0.2')") from None
-    return tuple(stages)
+def config_from_arguments(args: argparse.Namespace) -> TDLambdaConfig:
+    """The TDLambdaConfig the options ask for (fields not given keep the dataclass defaults).
+
+    Raises:
+        ValueError: a value out of bounds, named by its option (or, for checks that tie
+            several fields together, by the fields).
+    """
+    from baselines.td_lambda.config import TDLambdaConfig, command_line_options
+
+    values = {}
+    for name, option, _ in command_line_options():
+        text = getattr(args, name)
+        if text is not None:
+            values[name] = option.check(option.flag, option.parse(text))
+    return TDLambdaConfig(**values)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         return _train_td_lambda(args)
-    except (ValueError, FloatingPointError) as error:  # bad arguments, or a diverged run
-
+    except (ValueError, FloatingPointError, OSError) as error:  # bad arguments, a diverged run, a full disk
         print(f"dominoes train: error: {error}", file=sys.stderr)
         return 2
 
 
 def _train_td_lambda(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("safetensors") is None:
+        raise ValueError("training needs torch and safetensors: pip install 'dominoes-env[torch]'")
     from baselines import td_lambda
-    from baselines.policy import policy_names
 
-    config = td_lambda.TDLambdaConfig(
-        num_players=args.players, highest_double=args.highest, hands=args.hands, variant=args.variant,
-        curriculum=parse_curriculum(args.curriculum),
-        hidden_sizes=tuple(int(width) for width in args.hidden.split(",")),
-        td_lambda=args.td_lambda, alpha=args.alpha, self_play_alpha=args.self_play_alpha, epsilon=args.epsilon,
-        parallel_hands=args.parallel_hands,
-        seed=args.seed, eval_every=args.eval_every, eval_hands=args.eval_hands,
-        eval_opponents=tuple(name for name in args.eval_opponents.split(",") if name))
-    known = set(policy_names()) | {td_lambda.SELF_PLAY}
-    named = {name for stage, _ in config.curriculum for name in stage.split("+")} | set(config.eval_opponents)
-    if named - known:
-        raise ValueError(f"unknown opponent(s) {sorted(named - known)}; known: {sorted(known)}")
-    network = None
+    config = config_from_arguments(args)
+    td_lambda.check_opponents(config)
+    initial = None
     if args.init_checkpoint is not None:
-        network, previous = td_lambda.load_checkpoint(args.init_checkpoint, expected=config.game)
+        try:
+            initial = td_lambda.load_checkpoint(args.init_checkpoint, expected=config.game)
+        except ValueError as error:
+            raise ValueError(f"--init-checkpoint: {error}") from None
+        previous = initial.config
         if (previous.hidden_sizes, previous.variant) != (config.hidden_sizes, config.variant):
             raise ValueError(f"--init-checkpoint holds a {previous.variant} network of hidden sizes "
                              f"{previous.hidden_sizes}; pass --variant {previous.variant} "
                              f"--hidden {','.join(map(str, previous.hidden_sizes))}")
-    out = args.checkpoint_dir
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_directory(Path(args.checkpoint_dir))
+    network = None if initial is None else td_lambda.build_network(config, initial.theta)  # torch from here on
     recorder = RunRecorder(out, config, td_lambda, progress=not args.no_progress)
     log = td_lambda.TrainingLog(on_hand=recorder.on_hand, on_progress=recorder.on_progress,
                                 on_evaluation=recorder.on_evaluation)
@@ -112,14 +113,31 @@ def _train_td_lambda(args: argparse.Namespace) -> int:
     return 0
 
 
+def prepare_directory(path: Path) -> Path:
+    """Create the checkpoint directory and make sure a file can be written there, before any training.
+
+    Raises:
+        ValueError: the path is a file, or the directory cannot be created or written to.
+    """
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--checkpoint-dir {str(path)!r} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise ValueError(f"--checkpoint-dir {str(path)!r} cannot be written to: {error.strerror or error}") from None
+    return path
+
+
 class RunRecorder:
     """Progress bar, CSV rows, intermediate checkpoints and the learning-curve plot of one run."""
 
-    def __init__(self, out: Path, config: Any, td_lambda: Any, progress: bool) -> None:
+    def __init__(self, out: Path, config: TDLambdaConfig, td_lambda: Any, progress: bool) -> None:
         self.out, self.config, self.td_lambda = out, config, td_lambda
         self.start = time.perf_counter()
         self.rows: list[dict[str, Any]] = []
-        self.file = open(out / "log.csv", "w", newline="")
+        self.file = open(out / "log.csv", "w", newline="")  # noqa: SIM115 (open for the whole run; close())
         self.writer = csv.DictWriter(self.file, fieldnames=LOG_COLUMNS)
         self.writer.writeheader()
         self.bar = None
@@ -148,12 +166,14 @@ class RunRecorder:
                      "own_pips": round(stats["own_pips"], 3), "opponent_pips": round(stats["opponent_pips"], 3),
                      "td_error": round(stats["td_error"], 4), "hands_per_s": round(stats["hands_per_s"], 1)})
 
-    def on_evaluation(self, hands: int, result: Any, network: Any) -> None:
-        self._write({"hands": hands, "kind": "eval", "opponent": result.opponent,
-                     "own_pips": round(result.own_pips, 3), "opponent_pips": round(result.opponent_pips, 3),
-                     "win_rate": round(result.win_rate, 4)})
-        message = (f"[{hands} hands] vs {result.opponent}: own {result.own_pips:.2f} pips/hand, "
-                   f"opponents {result.opponent_pips:.2f}, won {100 * result.win_rate:.1f}%")
+    def on_evaluation(self, hands: int, opponent: str, result: EvaluationResult, network: Any) -> None:
+        """One evaluation by the shared harness: the learner was listed first, the opponents' copies second."""
+        learner, opponents = result.policies[0], result.policies[1]
+        self._write({"hands": hands, "kind": "eval", "opponent": opponent,
+                     "own_pips": round(learner.mean_pips, 3), "opponent_pips": round(opponents.mean_pips, 3),
+                     "win_rate": round(learner.won, 4)})
+        message = (f"[{hands} hands] vs {opponent}: own {learner.mean_pips:.2f} pips/hand, "
+                   f"opponents {opponents.mean_pips:.2f}, won {100 * learner.won:.1f}%")
         (self.bar.write if self.bar is not None else print)(message)
         self.td_lambda.save_checkpoint(self.out / "latest.safetensors", network, self.config,
                                        {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})

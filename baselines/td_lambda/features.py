@@ -1,0 +1,171 @@
+"""The input of V, computed from after-state observation vectors (numpy and numba only).
+
+``basic`` is the reference's input (177 numbers for 4 players, double-nine): own hand (T
+bits), tiles played anywhere (T), each line's open value one-hot ((n+1) x V), markers,
+"passed last" flags, hand sizes (as a fraction of the largest hand), turns until each
+player moves (as a fraction of n-1), and whether the dummy line is open. ``line`` adds
+what the best-line planner knows about the own hand (see :class:`LineFeatures`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numba import njit
+
+from baselines.chain_search import (
+    IN_LINE_DISCOUNT,
+    MAX_LINE_LENGTH,
+    OFF_LINE_DISCOUNT,
+    discount_powers,
+    search_best_chain,
+    walk_chain,
+)
+from dominoes_env.core.config import GameConfig
+from dominoes_env.core.observation import observation_fields
+
+if TYPE_CHECKING:
+    from baselines.td_lambda.config import TDLambdaConfig
+
+VARIANTS = ("basic", "line")
+_BASIC_FIELDS = ("hand", "played", "open_values", "markers", "passed_last", "hand_sizes", "turns_until",
+                 "dummy_open")
+
+
+def input_size(config: GameConfig, variant: str) -> int:
+    """Numbers V reads for a table size and variant (arithmetic only: a checkpoint is sized before it is read)."""
+    n, t, v = config.num_players, config.num_tiles, config.highest_double + 1
+    basic = 2 * t + (n + 1) * v + 4 * n + 1
+    return basic + (2 * t + 5 if variant == "line" else 0)
+
+
+class BasicFeatures:
+    """The reference's basic input, computed from (after-state) observation vectors."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.fields = {f.name: f for f in observation_fields(config, 1)}
+        self.slices = {name: spec.slice for name, spec in self.fields.items()}
+        self.n, self.t, self.v = config.num_players, config.num_tiles, config.highest_double + 1
+        self.max_hand = config.max_hand_size
+        self.size = input_size(config, "basic")
+        self.offsets = np.array([self.fields[name].offset for name in _BASIC_FIELDS], dtype=np.int64)
+        self.pips = config.tiles.pips.astype(np.float32)
+
+    def __call__(self, vectors: np.ndarray) -> np.ndarray:
+        """(K, D) int8 observation vectors -> (K, size) float32 features."""
+        out = np.empty((vectors.shape[0], self.size), dtype=np.float32)
+        self.fill(vectors, out)
+        return out
+
+    def fill(self, vectors: np.ndarray, out: np.ndarray) -> None:
+        """Write the basic features into the first columns of `out` (one compiled pass).
+
+        Per row: own hand (T), tiles played on any line (T), open values one-hot
+        ((n+1) x V), markers (n), passed_last (n), hand sizes / M (n), turns until each
+        seat moves / (n-1) (n), dummy open (1).
+        """
+        _basic_block(vectors, self.offsets, self.n, self.t, self.v, self.max_hand, out)
+
+    def own_pips(self, vectors: np.ndarray) -> np.ndarray:
+        """Pips the observer still holds in each vector (its final score once the hand is over)."""
+        return vectors[:, self.slices["hand"]] @ self.pips
+
+
+class LineFeatures(BasicFeatures):
+    """Basic features plus what the best-line planner knows about the own hand.
+
+    The exact best chain (:func:`baselines.chain_search.search_best_chain`, reference
+    discounts 0.9 / 0.7, up to 12 tiles) from the own line's open value in the after-state,
+    as 2T + 5 numbers: per tile, whether it is in the chain and its discounted pips there
+    (0.9 ** turn * pips / 2N, as :func:`baselines.chain_search.walk_chain` lays it); then the
+    chain's value, its in-line value, the pips left off it (all / (N * M)), its length and
+    the tiles left over (/ M). The reference's line variant averaged such statistics over
+    every chain with softmax weights; the best chain is the zero-temperature limit of that
+    average, and it needs one branch-and-bound search per after-state instead of a full
+    enumeration (what made the reference learn at 0.5 hands/s).
+    """
+
+    def __init__(self, config: GameConfig) -> None:
+        super().__init__(config)
+        self.basic_size = self.size
+        self.size = input_size(config, "line")
+        self.low, self.high = config.tiles.low, config.tiles.high
+        self.in_pow = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
+        self.off_pow = discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
+        self.highest = config.highest_double
+        self.own_open = self.fields["open_values"].slice.start
+
+    def __call__(self, vectors: np.ndarray) -> np.ndarray:
+        out = np.zeros((vectors.shape[0], self.size), dtype=np.float32)
+        self.fill(vectors, out)
+        _best_chain_block(np.ascontiguousarray(vectors[:, self.slices["hand"]]),
+                          np.ascontiguousarray(vectors[:, self.own_open:self.own_open + self.highest + 1]),
+                          self.low, self.high, self.in_pow, self.off_pow, MAX_LINE_LENGTH,
+                          float(2 * self.highest), float(self.highest * self.max_hand), float(self.max_hand),
+                          out[:, self.basic_size:])
+        return out
+
+
+def make_features(config: TDLambdaConfig) -> BasicFeatures:
+    """The feature map of a configuration's variant and table."""
+    return (LineFeatures if config.variant == "line" else BasicFeatures)(config.game)
+
+
+@njit(cache=True)
+def _basic_block(vectors: Any, offsets: Any, n: int, t: int, v: int, max_hand: int, out: Any) -> None:
+    """BasicFeatures in one pass; `offsets` are those of hand, played, open_values, markers,
+    passed_last, hand_sizes, turns_until and dummy_open in the observation layout."""
+    hand, played, open_values, markers, passed, sizes, turns, dummy = offsets
+    for k in range(vectors.shape[0]):
+        row = vectors[k]
+        col = 0
+        for tile in range(t):
+            out[k, col + tile] = row[hand + tile]
+            on_table = 0
+            for line in range(n + 1):
+                on_table += row[played + line * t + tile]
+            out[k, col + t + tile] = on_table
+        col += 2 * t
+        for i in range((n + 1) * v):
+            out[k, col + i] = row[open_values + i]
+        col += (n + 1) * v
+        for seat in range(n):
+            out[k, col + seat] = row[markers + seat]
+            out[k, col + n + seat] = row[passed + seat]
+            held = 0
+            for j in range(max_hand):
+                held += row[sizes + seat * max_hand + j]
+            out[k, col + 2 * n + seat] = np.float32(held) / np.float32(max_hand)
+            wait = 0
+            for j in range(n):
+                wait += j * row[turns + seat * n + j]
+            out[k, col + 3 * n + seat] = np.float32(wait) / np.float32(max(n - 1, 1))
+        out[k, col + 4 * n] = row[dummy]
+
+
+@njit(cache=True)
+def _best_chain_block(hands: Any, own_open_one_hot: Any, low: Any, high: Any, in_pow: Any, off_pow: Any,
+                      max_line_length: int, pip_scale: float, hand_scale: float, size_scale: float,
+                      out: Any) -> None:
+    """The best chain of each hand, laid by :func:`walk_chain` (the one chain-value formula)."""
+    t = hands.shape[1]
+    positions = np.empty(max_line_length, dtype=np.int64)
+    weighted_pips = np.empty(max_line_length, dtype=np.float64)
+    for k in range(hands.shape[0]):
+        hand = np.nonzero(hands[k])[0].astype(np.int64)
+        open_value = np.argmax(own_open_one_hot[k])
+        value, length = search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, positions)
+        chain = hand[positions[:length]]
+        in_line, chain_pips, _ = walk_chain(chain, low, high, in_pow, weighted_pips)
+        total = 0
+        for tile in hand:
+            total += low[tile] + high[tile]
+        for i in range(length):
+            out[k, chain[i]] = 1.0
+            out[k, t + chain[i]] = weighted_pips[i] / pip_scale
+        out[k, 2 * t] = value / hand_scale
+        out[k, 2 * t + 1] = in_line / hand_scale
+        out[k, 2 * t + 2] = (total - chain_pips) / hand_scale
+        out[k, 2 * t + 3] = length / size_scale
+        out[k, 2 * t + 4] = (hand.shape[0] - length) / size_scale
