@@ -3,10 +3,13 @@
 Fixed seeds, 4 players, double-nine, one torch thread. Learning: ``td_lambda.train`` on a
 fresh network against each opponent kind ("self" = four learners at the table); a hand
 counts once whatever the number of learners at it. Acting: the batched greedy player
-(``td_lambda.evaluate``, what training's evaluations use) and the ``td_lambda`` policy
-through the environment one decision at a time (``baselines.play.play_game``, what the
-league uses), both against three random players. The reference learned at about 5 hands/s
-(basic) and 0.5 hands/s (line variant) on this machine; the target is 50x that.
+(``td_lambda.play_hands`` without traces: the training tables' forward pass, torch) and the
+``td_lambda`` policy (numpy) through the environment one decision at a time
+(``baselines.play.play_game``, what the harness, training's evaluations and the league
+use), both against three random players. Last, the time of one decision of the shipped
+checkpoint's policy (``TDLambdaPolicy.act``) on recorded positions with more than one
+legal move. The reference learned at about 5 hands/s (basic) and 0.5 hands/s (line
+variant) on this machine; the target is 50x that.
 
     python benchmarks/td_lambda_speed.py [--hands 3000] [--variants basic line]
 """
@@ -14,9 +17,9 @@ league uses), both against three random players. The reference learned at about 
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from pathlib import Path
+
+import numpy as np
 
 import dominoes_env
 from baselines import td_lambda
@@ -37,14 +40,13 @@ def learning_hands_per_second(variant: str, opponent: str, hands: int) -> float:
 
 def acting_hands_per_second(variant: str, hands: int) -> tuple[float, float]:
     config = td_lambda.TDLambdaConfig(variant=variant, hands=0, eval_every=0, eval_opponents=())
-    td_lambda.seed_everything(0)
+    rng = td_lambda.seed_everything(0)
     network = td_lambda.build_network(config)
     start = time.perf_counter()
-    td_lambda.evaluate(network, config, "random", hands, seed=1)
+    td_lambda.play_hands(network, td_lambda.make_features(config), "random",
+                         td_lambda.training_hands(config, hands, rng, self_play=False), config, rng)
     batched = hands / (time.perf_counter() - start)
-    with tempfile.TemporaryDirectory() as folder:
-        path = td_lambda.save_checkpoint(Path(folder) / "bench.safetensors", network, config)
-        policy = make_policy("td_lambda", checkpoint=str(path))
+    policy = td_lambda.TDLambdaPolicy(checkpoint=td_lambda.Checkpoint(network.weights(), config))
     env = dominoes_env.raw_env(4, 9)
     table = [policy] + [make_policy("random", seed=seat) for seat in range(3)]
     single_hands = max(hands // 10, 20)
@@ -52,6 +54,31 @@ def acting_hands_per_second(variant: str, hands: int) -> tuple[float, float]:
     for seed in range(single_hands):
         play_game(env, table, seed=seed)
     return batched, single_hands / (time.perf_counter() - start)
+
+
+def microseconds_per_decision(hands: int = 200, repeats: int = 5) -> tuple[float, int]:
+    """CPU time of one ``act`` of the shipped checkpoint's policy (best of `repeats`), over the positions
+    of `hands` hands of random play where it has more than one legal move."""
+    policy = make_policy("td_lambda", seed=0)
+    env = dominoes_env.raw_env(4, 9)
+    rng = np.random.default_rng(0)
+    positions = []
+    for seed in range(hands):
+        env.reset(seed=seed)
+        while not env.game.is_over:
+            observed = env.observe(env.agent_selection)
+            if observed["action_mask"].sum() > 1:
+                positions.append((observed["observation"].copy(), observed["action_mask"].copy()))
+            env.step(int(rng.choice(np.flatnonzero(observed["action_mask"]))))
+    for observation, mask in positions[:50]:  # compiled code loaded before timing
+        policy.act(observation, mask)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        for observation, mask in positions:
+            policy.act(observation, mask)
+        best = min(best, time.process_time() - start)
+    return 1e6 * best / len(positions), len(positions)
 
 
 def main() -> None:
@@ -71,6 +98,9 @@ def main() -> None:
         batched, single = acting_hands_per_second(variant, args.hands)
         print(f"  acting    {variant:5s} batched greedy vs 3 random: {batched:8.1f} hands/s; "
               f"policy through the env (1 td_lambda + 3 random): {single:6.1f} hands/s")
+    microseconds, decisions = microseconds_per_decision()
+    print(f"  acting    shipped checkpoint (line): {microseconds:.1f} us per decision (CPU time, best of 5, "
+          f"{decisions} decisions with more than one legal move)")
 
 
 if __name__ == "__main__":
