@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("learner", choices=LEARNERS, help="what to train")
     for name, option, default in command_line_options():
-        parser.add_argument(option.flag, dest=name, default=None, metavar=option.flag.lstrip("-").upper().replace("-", "_"),
+        metavar = option.flag.lstrip("-").upper().replace("-", "_")
+        parser.add_argument(option.flag, dest=name, default=None, metavar=metavar,
                             help=f"{option.help} (default {option.show(default)})")
     parser.add_argument("--checkpoint-dir", default=str(DEFAULT_CHECKPOINT_DIR),
                         help="where checkpoints, log.csv and learning_curve.png go (default %(default)s)")
@@ -137,7 +138,7 @@ class RunRecorder:
         self.out, self.config, self.td_lambda = out, config, td_lambda
         self.start = time.perf_counter()
         self.rows: list[dict[str, Any]] = []
-        self.file = open(out / "log.csv", "w", newline="")  # noqa: SIM115 (open for the whole run; close())
+        self.file = open(out / "log.csv", "w", newline="")  # open for the whole run: close() closes it
         self.writer = csv.DictWriter(self.file, fieldnames=LOG_COLUMNS)
         self.writer.writeheader()
         self.bar = None

@@ -16,18 +16,18 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
-from safetensors import safe_open
-from safetensors.numpy import save_file
+from safetensors import safe_open  # noqa: E402
+from safetensors.numpy import save_file  # noqa: E402
 
-import dominoes_env
-from baselines import td_lambda
-from baselines import train as train_command
-from baselines.cli import main as dominoes
-from baselines.evaluate import evaluate
-from baselines.play import play_game
-from baselines.policy import make_policy
-from dominoes_env import make_config
-from dominoes_env.core.observation import observation_fields
+import dominoes_env  # noqa: E402
+from baselines import td_lambda  # noqa: E402
+from baselines import train as train_command  # noqa: E402
+from baselines.cli import main as dominoes  # noqa: E402
+from baselines.evaluate import evaluate  # noqa: E402
+from baselines.play import play_game  # noqa: E402
+from baselines.policy import make_policy  # noqa: E402
+from dominoes_env import make_config  # noqa: E402
+from dominoes_env.core.observation import observation_fields  # noqa: E402
 
 TINY = td_lambda.TDLambdaConfig(
     num_players=2, highest_double=6, hidden_sizes=(16, 8), hands=48, curriculum=(("random", 1.0),),
@@ -547,6 +547,14 @@ def test_a_policy_from_weights_in_memory_plays_as_the_same_weights_from_a_file(s
         td_lambda.TDLambdaPolicy(4, 9, checkpoint=checkpoint)
     with pytest.raises(ValueError, match="weights"):
         td_lambda.Checkpoint(checkpoint.theta[:-1], TINY)
+
+
+def test_every_public_name_resolves_and_the_training_ones_load_on_first_use():
+    assert {"train", "ValueNetwork", "Traces", "TrainingLog"} <= set(dir(td_lambda))
+    for name in td_lambda.__all__:
+        assert getattr(td_lambda, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'evaluate'"):
+        td_lambda.evaluate  # noqa: B018 (the private harness is gone: training uses baselines.evaluate)
 
 
 ACTING_WITHOUT_TORCH = """

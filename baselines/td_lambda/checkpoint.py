@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -139,7 +140,7 @@ def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = 
     """
     if not isinstance(path, (str, os.PathLike)):
         # ValueError, as for every other refusal here: callers catch one exception type.
-        raise ValueError(f"a td_lambda checkpoint must be a file path, got {path!r}")  # noqa: TRY004
+        raise ValueError(f"a td_lambda checkpoint must be a file path, got {path!r}")
     name = str(path)
 
     def refused(what: str) -> ValueError:
@@ -160,8 +161,10 @@ def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = 
                 raise refused(f"holds {shape} weights where its configuration ({config.variant} input, hidden "
                               f"sizes {config.hidden_sizes}) needs ({needed},): the file is damaged")
             theta = handle.get_tensor(TENSOR)
-    except (SafetensorError, OSError) as error:
+    except SafetensorError as error:
         raise refused(f"is damaged or not a safetensors file: {error}") from None
+    except OSError as error:
+        raise refused(f"cannot be read: {error.strerror or error}") from None
     if metadata["format"] != UNCHECKED_FORMAT and metadata.get("sha256") != checksum(theta):
         raise refused("fails its checksum: the weights were changed or damaged after it was written")
     problem = weights_problem(theta, config)
@@ -171,7 +174,7 @@ def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = 
 
 
 def _read_metadata(metadata: dict[str, str], tensors: set[str], expected: GameConfig | None,
-                   refused: Any) -> TDLambdaConfig:
+                   refused: Callable[[str], ValueError]) -> TDLambdaConfig:
     """The configuration of a checkpoint's metadata, after checking the format and the table."""
     if metadata.get("format") not in READABLE_FORMATS or TENSOR not in tensors:
         raise refused(f"is not a td_lambda checkpoint (format {metadata.get('format')!r}, expected one of "
@@ -189,7 +192,7 @@ def _read_metadata(metadata: dict[str, str], tensors: set[str], expected: GameCo
     return config
 
 
-def _read_info(metadata: dict[str, str], refused: Any) -> dict[str, Any]:
+def _read_info(metadata: dict[str, str], refused: Callable[[str], ValueError]) -> dict[str, Any]:
     try:
         info = json.loads(metadata.get("info", "{}"))
     except (TypeError, ValueError, RecursionError) as error:

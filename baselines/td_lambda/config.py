@@ -323,7 +323,7 @@ class TDLambdaConfig:
         values = json.loads(text)
         if not isinstance(values, dict):
             # Bad file content, not a programming error: a ValueError like every other refusal.
-            raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")  # noqa: TRY004
+            raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")
         if "highest_dominoe" in values:  # checkpoints written before 0.2.0
             values["highest_double"] = values.pop("highest_dominoe")
         unknown = sorted(set(values) - {spec.name for spec in fields(cls)})
