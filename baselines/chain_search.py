@@ -246,6 +246,21 @@ def _precedes(sequence, best_sequence, length, best_length):
 
 
 @njit(cache=True)
+def _heaviest_first(pips):
+    """Positions ordered by decreasing pips, equal pips in position order (a stable insertion
+    sort: hands are short, and it compiles far faster than numba's argsort)."""
+    order = np.arange(pips.shape[0])
+    for i in range(1, order.shape[0]):
+        current = order[i]
+        j = i - 1
+        while j >= 0 and pips[order[j]] < pips[current]:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = current
+    return order
+
+
+@njit(cache=True)
 def _hand_graph(hand, open_value, low, high):
     """The hand as a graph on pip values: each tile an edge (a double a loop) between its ends.
 
@@ -262,7 +277,7 @@ def _hand_graph(hand, open_value, low, high):
     for index in range(size):
         pips[index] = low[hand[index]] + high[hand[index]]
         is_double[index] = low[hand[index]] == high[hand[index]]
-    by_pips = np.argsort(-pips, kind="mergesort")  # stable: equal pips stay in tile index order
+    by_pips = _heaviest_first(pips)
     adjacency = np.empty((num_values, max(size, 1)), dtype=np.int64)
     degree = np.zeros(num_values, dtype=np.int64)
     for index in by_pips:
@@ -319,7 +334,8 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
                 if value > best or (value == best and _precedes(sequence, out, depth, best_length)):
                     best = value
                     best_length = depth
-                    out[:depth] = sequence[:depth]
+                    for k in range(depth):  # element by element: an array slice copy drags a large
+                        out[k] = sequence[k]  # error-formatting routine into the compile
                 cursor[depth] = degree[here]
             else:
                 doubles_left = doubles - (depth - non_doubles[depth])

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
         seat = env.possible_agents.index(agent)
-        print(f"\n{agent} plays {dominoes_env.describe_action(action, config.num_players, config.highest_double, seat)}")
+        move = dominoes_env.describe_action(action, config.num_players, config.highest_double, seat)
+        print(f"\n{agent} plays {move}")
         env.step(action)
         finished = watcher.finished(env.infos[agent])
         if finished is not None:

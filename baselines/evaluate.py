@@ -36,7 +36,7 @@ import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from baselines import options, specs
 from baselines.outcomes import hand_win_shares, went_out_shares
 from baselines.play import play_game
 from baselines.policy import Policy, spec_name
+from baselines.seating import deals_needed, fair_tables, rotate
 from baselines.specs import PolicySpec
 from baselines.statistics import ci95_half_width
 from dominoes_env import make_config
@@ -56,7 +57,7 @@ from dominoes_env.env import raw_env
 #: :class:`~baselines.specs.PolicySpec`, (name, parameters), a factory called as
 #: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one), or a ready
 #: Policy object (used as is, not reseeded).
-PolicyEntry = Union[str, PolicySpec, tuple[str, Mapping[str, Any]], Callable[..., Policy], Policy]
+PolicyEntry = str | PolicySpec | tuple[str, Mapping[str, Any]] | Callable[..., Policy] | Policy
 
 #: Most hands one evaluation plays (about three hours of the fastest policies here).
 MAX_HANDS = 10_000_000
@@ -233,9 +234,9 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
 
     deal_seeds, table_seeds, policy_seeds = np.random.SeedSequence(seed).spawn(3)
     players = [entry.make(int(s.generate_state(1)[0])) for entry, s in zip(entries, policy_seeds.spawn(len(entries)))]
-    num_deals = _num_deals(num_hands, len(entries), num_players, hands_per_game)
+    num_deals = deals_needed(num_hands, len(entries), num_players, hands_per_game)
     game_seeds = np.random.default_rng(deal_seeds).integers(0, 2**31 - 1, size=num_deals)
-    tables = _tables(len(entries), num_players, num_deals, np.random.default_rng(table_seeds))
+    tables = fair_tables(len(entries), num_players, num_deals, np.random.default_rng(table_seeds))
 
     env = raw_env(num_players, highest_double, num_hands=hands_per_game)
     hands_total = num_deals * num_players * hands_per_game
@@ -247,7 +248,7 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
     row = 0
     for d in range(num_deals):
         for rotation in range(num_players):
-            seated = np.roll(tables[d], -rotation)  # seat s holds table entry (s + rotation) mod n
+            seated = np.array(rotate(tables[d], rotation))
             result = play_game(env, [players[e] for e in seated], int(game_seeds[d]))
             rows = slice(row, row + hands_per_game)
             scores[rows] = result.hand_scores
@@ -260,37 +261,6 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
         bar.close()
     return _summarise(labels, scores, seating, went_out, deal, config.num_players, highest_double,
                       hands_per_game, seed)
-
-
-# --------------------------------------------------------------------------- tables
-def _num_deals(num_hands: int, num_entries: int, num_players: int, hands_per_game: int) -> int:
-    """Deals to play: enough for `num_hands`, and a multiple giving every entry equal tables."""
-    deals = -(-num_hands // (num_players * hands_per_game))
-    step = num_entries // math.gcd(num_entries, num_players)  # deals * n must be a multiple of P
-    return -(-deals // step) * step
-
-
-def _tables(num_entries: int, num_players: int, num_deals: int, rng: np.random.Generator) -> np.ndarray:
-    """(deals, seats) entry indices: all entries in a random order, or fair draws from more entries.
-
-    With more entries than seats, tables are cut one after another from a stream of random
-    permutations of all entries, so that after every whole permutation each entry has sat
-    exactly once. A table that straddles two permutations must not seat an entry twice:
-    the new permutation puts the entries already at that table last.
-    """
-    if num_entries == num_players:
-        return np.array([rng.permutation(num_players) for _ in range(num_deals)], dtype=np.int64)
-    tables = np.empty((num_deals, num_players), dtype=np.int64)
-    queue: list[int] = []
-    for d in range(num_deals):
-        table: list[int] = []
-        while len(table) < num_players:
-            if not queue:
-                order = rng.permutation(num_entries).tolist()
-                queue = [e for e in order if e not in table] + [e for e in order if e in table]
-            table.append(queue.pop(0))
-        tables[d] = table
-    return tables
 
 
 # --------------------------------------------------------------------------- policies
@@ -313,8 +283,9 @@ def _entries(spec: PolicyEntry, num_players: int, highest_double: int) -> list[_
     if isinstance(spec, type) and issubclass(spec, Policy):
         return [_Entry(spec_name(spec), lambda seed: spec(num_players, highest_double, seed))]
     if callable(spec):
-        label = getattr(spec, "label", None) or getattr(spec, "__qualname__", None) or repr(spec)
-        return [_Entry(str(label), lambda seed: spec(num_players, highest_double, seed))]
+        factory = cast(Callable[..., Policy], spec)
+        label = getattr(factory, "label", None) or getattr(factory, "__qualname__", None) or repr(factory)
+        return [_Entry(str(label), lambda seed: factory(num_players, highest_double, seed))]
     raise ValueError(f"cannot evaluate {spec!r}: give a policy spec ('random', 'best_line(max_line_length=6)'), "
                      f"(name, params), a factory (num_players, highest_double, seed) -> Policy, or a Policy")
 

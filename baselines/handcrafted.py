@@ -21,8 +21,15 @@ import math
 import numpy as np
 from numba import njit
 
-from baselines.chain_search import (IN_LINE_DISCOUNT, MAX_LINE_LENGTH, OFF_LINE_DISCOUNT, check_parameters,
-                                    discount_powers, search_best_chain, value_in_hand_of)
+from baselines.chain_search import (
+    IN_LINE_DISCOUNT,
+    MAX_LINE_LENGTH,
+    OFF_LINE_DISCOUNT,
+    check_parameters,
+    discount_powers,
+    search_best_chain,
+    value_in_hand_of,
+)
 from baselines.policy import Policy, SeedLike, register_policy
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout

@@ -51,9 +51,11 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
     (``dominoes_env.raw_env``) is the fastest; any AEC dominoes env works.
     """
     if getattr(env.unwrapped, "illegal_action", "raise") != "raise":
-        raise ValueError("play_game needs an env with illegal_action='raise': a penalized game ends before its hands do")
-    if len(policies) != len(env.possible_agents):
-        raise ValueError(f"{len(env.possible_agents)} seats need {len(env.possible_agents)} policies, got {len(policies)}")
+        raise ValueError("play_game needs an env with illegal_action='raise': a penalized game ends before its "
+                         "hands do")
+    seats = len(env.possible_agents)
+    if len(policies) != seats:
+        raise ValueError(f"{seats} seats need {seats} policies, got {len(policies)}")
     env.reset(seed=seed)
     seat_of = {agent: seat for seat, agent in enumerate(env.possible_agents)}
     hand_scores: list[list[int]] = []

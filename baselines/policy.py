@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from baselines.specs import RESERVED, PolicySpec
 from dominoes_env import make_config
 from dominoes_env.core.config import GameConfig
-from baselines.specs import RESERVED, PolicySpec
 from dominoes_env.core.deprecation import renamed_keyword
 
 SeedLike = int | np.random.Generator | None
@@ -105,7 +105,13 @@ class Policy(ABC):
         """
         return PolicySpec.of(spec_name(type(self)), self.parameters).label
 
-    def reset(self) -> None:
+    @classmethod
+    def plays_by_default(cls, config: GameConfig) -> bool:
+        """Whether the default league seats this policy at tables of `config` (a learned
+        policy only where it ships a trained player for that table size)."""
+        return True
+
+    def reset(self) -> None:  # noqa: B027 - a hook: most policies keep nothing between hands
         """Called at the start of every hand; forget anything kept from the previous one."""
 
     @abstractmethod
@@ -205,6 +211,16 @@ def make_policy(name: str, num_players: int = 4, highest_double: int = 9, seed: 
         listing = ", ".join(f"{k}={v!r}" for k, v in known.items()) or "none"
         raise ValueError(f"policy {name!r} has no parameter(s) {unknown}; its parameters are: {listing}")
     return cls(num_players=num_players, highest_double=highest_double, seed=seed, **params)
+
+
+def policy_class(name: str) -> type[Policy]:
+    """The Policy subclass registered under `name` (importing a learner's module on demand).
+
+    Raises:
+        ValueError: an unknown name (the message lists the known ones), or a learner whose
+            optional dependencies are not installed (the message says what to install).
+    """
+    return _policy_class(name)
 
 
 def _policy_class(name: str) -> type[Policy]:

@@ -64,7 +64,7 @@ def aec_steps(env, seconds: float) -> float:
     while time.perf_counter() - start < seconds:
         env.reset(seed=episode)
         episode += 1
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             observation, _, termination, truncation, _ = env.last()
             if termination or truncation:
                 action = None
@@ -104,10 +104,13 @@ def main() -> None:
 
     print("4 players, double-nine, masked random play, one process")
     print(f"{'connect_four_v3 (anchor)':34s} {connect_four:12,.0f} steps/s")
-    print(f"{'dominoes env() (wrapped)':34s} {wrapped:12,.0f} steps/s  {wrapped / connect_four:5.2f}x connect_four (target >= 1.5x)")
-    print(f"{'dominoes raw_env() (bare)':34s} {bare:12,.0f} steps/s  {bare / connect_four:5.2f}x connect_four (target >= 60,000 steps/s)")
+    print(f"{'dominoes env() (wrapped)':34s} {wrapped:12,.0f} steps/s  {wrapped / connect_four:5.2f}x connect_four "
+          f"(target >= 1.5x)")
+    print(f"{'dominoes raw_env() (bare)':34s} {bare:12,.0f} steps/s  {bare / connect_four:5.2f}x connect_four "
+          f"(target >= 60,000 steps/s)")
     print(f"{'observe() one agent':34s} {observe_us:12.2f} us       (target <= 10 us)")
-    print(f"{'engine, Python API':34s} {py_decisions:12,.0f} decisions/s {py_hands:9,.0f} hands/s (target >= 300,000 decisions/s)")
+    print(f"{'engine, Python API':34s} {py_decisions:12,.0f} decisions/s {py_hands:9,.0f} hands/s "
+          f"(target >= 300,000 decisions/s)")
     print(f"{'engine, compiled self-play loop':34s} {c_decisions:12,.0f} decisions/s {c_hands:9,.0f} hands/s")
     print(f"ratios: engine Python API / original (~21k decisions/s): {py_decisions / 21_000:.1f}x; "
           f"compiled loop / original: {c_decisions / 21_000:.0f}x")

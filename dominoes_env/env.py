@@ -94,7 +94,7 @@ class DominoesEnv(AECEnv):
     Randomness: only ``reset(seed=...)``; the same seed gives the same deals.
     """
 
-    metadata = {"name": "dominoes_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "dominoes_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
@@ -151,15 +151,22 @@ class DominoesEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self._rewards_pending = False
         self._after_move()
         if self.render_mode == "human":
             self.render()
 
+    @property
+    def _game(self) -> Game:
+        """The game being played (reset() must have been called)."""
+        if self.game is None:
+            raise IllegalActionError("no episode yet: call reset() first")
+        return self.game
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
-        game = self.game
+        game = self._game
         observation = self.observer.encode(game.hand.state, seat, game.scores_before_hand)
         is_mover = agent == self.agent_selection and not self.terminations[agent]
         mask = self._mask.copy() if is_mover else self._no_moves.copy()
@@ -177,12 +184,12 @@ class DominoesEnv(AECEnv):
             return
         if not self._is_legal(action):
             if self.illegal_action == "raise":
-                raise IllegalActionError(f"{agent}: {self.game.hand.describe_illegal(action)}")
+                raise IllegalActionError(f"{agent}: {self._game.hand.describe_illegal(action)}")
             self._penalize(agent, action)
             return
-        hand_index = self.game.hand_index
-        hand = self.game.hand
-        finished = self.game.apply(int(action), checked=True)
+        game = self._game
+        hand_index, hand = game.hand_index, game.hand
+        finished = game.apply(int(action), checked=True)
         if finished is not None or self._rewards_pending:
             # Only steps that end a hand pay anything; the others skip the bookkeeping.
             self._cumulative_rewards[agent] = 0.0
@@ -207,8 +214,8 @@ class DominoesEnv(AECEnv):
         for seat, agent in enumerate(self.possible_agents):
             self.rewards[agent] = float(rewards[seat])
             self.infos[agent] = {"hand_index": hand_index, "hand_scores": scores.tolist(),
-                                 "game_scores": self.game.totals.tolist(), "went_out": went_out}
-        if self.game.is_over:
+                                 "game_scores": self._game.totals.tolist(), "went_out": went_out}
+        if self._game.is_over:
             self.terminations = dict.fromkeys(self.agents, True)
 
     def _penalize(self, agent: str, action: Any) -> None:
@@ -223,7 +230,7 @@ class DominoesEnv(AECEnv):
 
     def _after_move(self) -> None:
         """Point agent_selection at the engine's player to move and cache its legal mask."""
-        hand = self.game.hand
+        hand = self._game.hand
         self.agent_selection = self.possible_agents[hand.current_player]
         hand.legal_mask(out=self._mask)  # validates the next action and backs observe()
 

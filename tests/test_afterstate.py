@@ -41,7 +41,7 @@ def _check_against_env(num_players, highest, num_hands, games):
     """Assert afterstate == the env's observation after every move; return how many moves blocked the hand."""
     fields = {f.name: f for f in observation_fields(make_config(num_players, highest))}
     moves = went_out = blocked = moved_again = 0
-    for observation, action, mask, after, hand_over in _random_games(num_players, highest, num_hands, games):
+    for observation, action, _, after, hand_over in _random_games(num_players, highest, num_hands, games):
         computed = dominoes_env.afterstate(observation, action, num_players, highest)
         np.testing.assert_array_equal(computed, after)
         moves += 1

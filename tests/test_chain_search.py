@@ -133,13 +133,16 @@ def test_chain_value_of_a_kept_chain():
         chain_value([t(6, 0, 0)], hand, 6)
 
 
+MAX_LENGTH_MESSAGE = r"max_line_length must be an integer from 1 to \d+ \(at most the \d+ tiles of the set\)"
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"in_line_discount": 0.0}, "in_line_discount must be a finite number in \\(0, 1\\], got 0.0"),
     ({"off_line_discount": 1.5}, "off_line_discount must be a finite number in \\(0, 1\\], got 1.5"),
     ({"off_line_discount": float("nan")}, "off_line_discount must be a finite number in \\(0, 1\\], got nan"),
     ({"in_line_discount": "0.9"}, "in_line_discount must be a finite number"),
-    ({"max_line_length": 0}, "max_line_length must be an integer from 1 to \\d+ \\(at most the \\d+ tiles of the set\\)"),
-    ({"max_line_length": 10**12}, "max_line_length must be an integer from 1 to \\d+ \\(at most the \\d+ tiles of the set\\)"),
+    ({"max_line_length": 0}, MAX_LENGTH_MESSAGE),
+    ({"max_line_length": 10**12}, MAX_LENGTH_MESSAGE),
     ({"max_line_length": 6.0}, "max_line_length must be an integer"),
 ])
 def test_bad_parameters_are_refused(kwargs, message):

@@ -394,7 +394,7 @@ def test_illegal_action_raises_and_changes_nothing(bad):
     # The caller may catch the error and go on.
     rng = np.random.default_rng(0)
     env.step(np.int64(legal[0]))
-    for agent in env.agent_iter():
+    for _ in env.agent_iter():
         env.step(random_action(env, rng))
     assert not env.agents
 
@@ -424,6 +424,45 @@ def test_non_none_action_for_a_finished_agent_is_refused():
     assert_same_snapshot(before, snapshot(env))
     env.step(None)
     assert finished not in env.agents
+
+
+@pytest.mark.parametrize("make", [dominoes_env.env, dominoes_env.raw_env])
+def test_step_after_the_episode_or_before_reset_is_a_clear_error(make):
+    env = make(3, 6)
+    with pytest.raises(IllegalActionError, match=r"no episode yet.*call reset\(\)"):
+        env.unwrapped.step(0)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in env.agent_iter():
+        env.step(random_action(env, rng))
+    assert not env.agents
+    with pytest.raises(IllegalActionError, match=r"the episode is over.*call reset\(\)"):
+        env.unwrapped.step(None)
+
+
+@pytest.mark.parametrize("seed, message", [(-1, "got -1"), (2**64, "got 18446744073709551616"), (1.5, "got 1.5"),
+                                           ("7", "got '7'"), (True, "got True")])
+def test_bad_seeds_are_a_value_error_naming_the_seed(seed, message):
+    env = dominoes_env.raw_env(3, 6)
+    with pytest.raises(ValueError, match=rf"seed must be an integer from 0 to 18446744073709551615, {message}"):
+        env.reset(seed=seed)
+    env.reset(seed=np.uint64(2**64 - 1))  # the largest seed works
+
+
+def test_a_finished_hand_reports_who_went_out_to_every_agent():
+    env = dominoes_env.raw_env(4, 9, num_hands=3)
+    env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    reported = []
+    while env.agents:
+        hand, moving = env.game.hand, not env.terminations[env.agent_selection]
+        env.step(random_action(env, rng))
+        if moving and hand.is_over:
+            infos = [env.infos[a] for a in env.agents]
+            assert all(info == infos[0] for info in infos)
+            assert infos[0]["went_out"] == hand.went_out and infos[0]["hand_scores"] == hand.scores().tolist()
+            reported.append(infos[0]["went_out"])
+    assert len(reported) == 3 and any(seat is not None for seat in reported)
 
 
 def test_penalize_ends_the_game_with_minus_one_for_the_offender():

@@ -10,8 +10,9 @@ import pytest
 
 from baselines import evaluate, make_policy
 from baselines.cli import main as dominoes
-from baselines.evaluate import MAX_HANDS, _num_deals, _tables
+from baselines.evaluate import MAX_HANDS
 from baselines.handcrafted import BestLinePolicy, GreedyPolicy
+from baselines.seating import deals_needed, fair_tables, rotate
 from baselines.specs import PolicySpec, parse
 from baselines.statistics import t_quantile_975
 
@@ -38,7 +39,7 @@ def test_each_policy_sits_in_each_seat_equally_often(four):
     orders = set()
     for deal in np.unique(four.deal):
         seating = four.seating[four.deal == deal]
-        assert [np.roll(seating[0], -r).tolist() for r in range(4)] == seating.tolist()
+        assert [list(rotate(seating[0], r)) for r in range(4)] == seating.tolist()
         orders.add(tuple(np.roll(seating[0], -seating[0].tolist().index(0))))
     assert len(orders) > 1  # who sits after whom changes from deal to deal
 
@@ -148,7 +149,8 @@ def test_policy_arguments_of_the_command_line():
     assert parse("random:3") == (PolicySpec("random"), 3)
     assert parse("best_line(max_line_length=6, in_line_discount=0.8)") == (
         PolicySpec.of("best_line", {"max_line_length": 6, "in_line_discount": 0.8}), 1)
-    assert parse("td_lambda@ckpt/a.safetensors:2") == (PolicySpec.of("td_lambda", {"checkpoint": "ckpt/a.safetensors"}), 2)
+    assert parse("td_lambda@ckpt/a.safetensors:2") == (
+        PolicySpec.of("td_lambda", {"checkpoint": "ckpt/a.safetensors"}), 2)
     assert parse("td_lambda(checkpoint=runs/a.safetensors)")[0].label == "td_lambda@runs/a.safetensors"
     assert parse("td_lambda(epsilon=x)")[0].kwargs == {"epsilon": "x"}  # a bare word is a string
     for bad in ("random:0", "best_line(6)", "two words", "random:x", "random(seed=1)", "a(checkpoint=c)@d"):
@@ -223,8 +225,8 @@ def test_confidence_intervals_use_students_t_per_deal():
 
 @pytest.mark.parametrize("entries, seats", [(5, 4), (7, 3), (9, 8), (6, 2)])
 def test_tables_drawn_from_more_entries_are_fair_and_never_seat_one_twice(entries, seats):
-    deals = _num_deals(200, entries, seats, 1)
-    tables = _tables(entries, seats, deals, np.random.default_rng(0))
+    deals = deals_needed(200, entries, seats, 1)
+    tables = fair_tables(entries, seats, deals, np.random.default_rng(0))
     assert all(len(set(row)) == seats for row in tables)
     assert np.all(np.bincount(tables.ravel(), minlength=entries) == deals * seats // entries)
 

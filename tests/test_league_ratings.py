@@ -7,7 +7,8 @@ import pytest
 
 from baselines.league.ratings import elo_changes, elo_history, hand_wins, openskill_history, rate
 from baselines.league.results import GameRecord
-from baselines.league.spec import LeagueSpec, PolicyRef
+from baselines.league.spec import LeagueSpec
+from baselines.specs import PolicySpec
 
 
 def expected(r_better: float, r_worse: float) -> float:
@@ -22,7 +23,7 @@ def record(game: int, seats, totals, policies=None, went_out=None) -> GameRecord
 
 
 def spec_of(*policies: tuple[str, int], players: int = 4) -> LeagueSpec:
-    return LeagueSpec(tuple((PolicyRef(name), copies) for name, copies in policies), players, 9, 1, 0)
+    return LeagueSpec(tuple((PolicySpec(name), copies) for name, copies in policies), players, 9, 1, 0)
 
 
 def synthetic_league(spec: LeagueSpec, games: int, score_of, seed: int = 0) -> list[GameRecord]:

@@ -13,13 +13,13 @@ from baselines.league.schedule import plan_game
 from baselines.league.spec import (
     LeagueError,
     LeagueSpec,
-    PolicyRef,
     default_policies,
     make_spec,
     parse_policy_arguments,
 )
+from baselines.specs import PolicySpec
 
-SPEC = LeagueSpec(((PolicyRef("random"), 3), (PolicyRef("greedy"), 2)), 3, 6, 2, 11)
+SPEC = LeagueSpec(((PolicySpec("random"), 3), (PolicySpec("greedy"), 2)), 3, 6, 2, 11)
 
 
 def fake_record(spec: LeagueSpec, game: int) -> GameRecord:
@@ -126,7 +126,7 @@ def test_a_results_file_of_another_league_is_refused_unchanged(tmp_path):
     write_games(tmp_path, SPEC, range(3))
     before = results_path(tmp_path).read_bytes()
     for other in (LeagueSpec(SPEC.policies, 3, 6, 2, 12), LeagueSpec(SPEC.policies, 3, 6, 3, 11),
-                  LeagueSpec(((PolicyRef("random"), 5),), 3, 6, 2, 11)):
+                  LeagueSpec(((PolicySpec("random"), 5),), 3, 6, 2, 11)):
         with pytest.raises(ResultsError, match="holds a different league"):
             open_results(tmp_path, other)
     assert results_path(tmp_path).read_bytes() == before
@@ -141,6 +141,64 @@ def test_a_record_the_schedule_does_not_play_is_refused(tmp_path):
         handle.write(forged.to_line())
     with pytest.raises(ResultsError, match="line 4: .*another league"):
         read_results(results_path(tmp_path))
+
+
+def _record_line(game: int, **changes) -> bytes:
+    data = json.loads(fake_record(SPEC, game).to_line())
+    data.update(changes)
+    return (json.dumps(data) + "\n").encode()
+
+
+def _hands(*hands):
+    return [list(hand) for hand in hands]
+
+
+@pytest.mark.parametrize("line, message", [
+    # went_out names a seat that does not exist (a one-bit change of 3 into 7)
+    (_record_line(2, went_out=[7, None]), "went_out 7 is not a seat"),
+    (_record_line(2, went_out=[-1, None]), "went_out -1 is not a seat"),
+    (_record_line(2, went_out=[True, None]), "expected an integer"),
+    # a seat that went out holds no tile
+    (_record_line(2, hand_scores=_hands([0, 5, 6], [1, 2, 3]), totals=[1, 7, 9], went_out=[1, None]),
+     "seat 1 went out but holds 5 pips"),
+    (_record_line(2, hand_scores=_hands([-4, 5, 6], [1, 2, 3]), totals=[-3, 7, 9]), "outside 0..168"),
+    (_record_line(2, hand_scores=_hands([999, 5, 6], [1, 2, 3]), totals=[1000, 7, 9]), "outside 0..168"),
+    (_record_line(2, totals=[0, 0, 0]), "not the sums of the hand scores"),
+    (_record_line(2, went_out=[None]), "one entry per hand"),
+    (b"[" * 100_000 + b"]" * 100_000 + b"\n", "not a valid game record"),  # nested beyond the parser's depth
+    (b"[1, 2]\n", "a game record is a JSON object"),
+    (b'{"game": 2}\n', "missing field"),
+])
+def test_every_field_of_a_record_is_checked_against_the_game(tmp_path, line, message):
+    write_games(tmp_path, SPEC, range(2))
+    with open(results_path(tmp_path), "ab") as handle:
+        handle.write(line)
+    before = results_path(tmp_path).read_bytes()
+    with pytest.raises(ResultsError, match=f"line 4: .*{message}"):
+        read_results(results_path(tmp_path))
+    with pytest.raises(ResultsError, match="line 4"):  # resuming refuses it too, and changes nothing
+        open_results(tmp_path, SPEC)
+    assert results_path(tmp_path).read_bytes() == before
+
+
+def test_a_results_path_that_is_a_directory_is_a_clear_error(tmp_path):
+    results_path(tmp_path).mkdir(parents=True)
+    with pytest.raises(ResultsError, match="is not a file"):
+        read_results(results_path(tmp_path))
+    with pytest.raises(ResultsError, match="not a file"):
+        open_results(tmp_path, SPEC)
+
+
+def test_a_version_one_file_written_before_the_rename_is_still_read(tmp_path):
+    write_games(tmp_path, SPEC, range(3))
+    path = results_path(tmp_path)
+    header, *games = path.read_bytes().split(b"\n", 1)
+    old = json.loads(header)
+    old["version"] = 1
+    old["league"]["highest_dominoe"] = old["league"].pop("highest_double")
+    path.write_bytes(json.dumps(old).encode() + b"\n" + games[0])
+    contents = read_results(path)
+    assert contents.spec == SPEC and len(contents.records) == 3
 
 
 def test_a_missing_results_file_is_a_clear_error(tmp_path):
@@ -169,14 +227,24 @@ def test_a_path_that_is_a_file_is_a_clear_error(tmp_path):
 
 
 # ------------------------------------------------------------------ league arguments
-def test_policy_arguments_parse_names_copies_and_checkpoints():
-    parsed = parse_policy_arguments(["greedy", "random:2", "td_lambda@runs/a:b.pt:3"])
-    assert parsed == ((PolicyRef("greedy"), 4), (PolicyRef("random"), 2), (PolicyRef("td_lambda", "runs/a:b.pt"), 3))
+def test_policy_arguments_parse_names_parameters_copies_and_checkpoints():
+    parsed = parse_policy_arguments(["greedy", "random:2", "td_lambda@runs/a:b.pt:3", "best_line(max_line_length=6):2"])
+    assert parsed == ((PolicySpec("greedy"), 4), (PolicySpec("random"), 2),
+                      (PolicySpec.of("td_lambda", {"checkpoint": "runs/a:b.pt"}), 3),
+                      (PolicySpec.of("best_line", {"max_line_length": 6}), 2))
+
+
+def test_a_league_takes_policy_parameters_as_evaluate_does():
+    spec = make_spec(parse_policy_arguments(["best_line(max_line_length=6):2", "random:2"]), 4, 9)
+    assert spec.policy_labels == ("best_line(max_line_length=6)", "random")
+    again = LeagueSpec.from_json(json.loads(json.dumps(spec.to_json())))
+    assert again == spec  # the header round-trips through the label grammar
 
 
 @pytest.mark.parametrize("argument, message", [
-    ("random:0", "at least 1"), ("random:-2", "at least 1"), ("ran dom", "cannot read policy"),
-    ("random:x", "cannot read policy"),
+    ("random:0", "from 1 to 1000, got 0"), ("random:-2", "from 1 to 1000, got -2"), ("ran dom", "cannot read policy"),
+    ("random:x", "cannot read policy"), ("random:100000000000", "from 1 to 1000"),
+    ("random(seed=3)", "seed cannot be set per policy"),
 ])
 def test_bad_policy_arguments_are_clear_errors(argument, message):
     with pytest.raises(LeagueError, match=message):
@@ -203,13 +271,31 @@ def test_bad_table_sizes_and_hands_are_refused():
         make_spec(parse_policy_arguments(["random:9"]), 9, 9)
     with pytest.raises(LeagueError, match="hands per game"):
         make_spec(parse_policy_arguments(["random:4"]), 4, 9, hands_per_game=0)
+    with pytest.raises(LeagueError, match="hands per game must be an integer from 1 to 1000"):
+        make_spec(parse_policy_arguments(["random:4"]), 4, 9, hands_per_game=10**9)
+    with pytest.raises(LeagueError, match="at most 1000 entries"):
+        make_spec(parse_policy_arguments(["random:1000", "greedy:1000"]), 4, 9)
 
 
-def test_the_default_league_is_the_original_one_plus_loadable_learners():
-    names = [ref.name for ref, copies in default_policies(4, 9)]
-    assert names[:5] == ["persistent_line", "double", "greedy", "random", "stupid"]
-    assert set(names[5:]) <= {"td_lambda"}
+def test_the_default_league_is_the_original_one_plus_the_td_player():
+    names = [spec.name for spec, copies in default_policies(4, 9)]
+    assert names == ["persistent_line", "double", "greedy", "random", "stupid", "td_lambda"]
     assert all(copies == 4 for _, copies in default_policies(4, 9))
+    # where no trained player ships (other tables), the league is the hand-crafted one
+    assert [spec.name for spec, _ in default_policies(3, 12)] == names[:5]
+
+
+def test_a_default_league_whose_td_player_fails_to_load_stops_loudly(monkeypatch):
+    from baselines.policy import policy_class
+
+    cls = policy_class("td_lambda")
+
+    def broken(*args, **kwargs):
+        raise ValueError("td_lambda checkpoint 'x.safetensors' is damaged")
+
+    monkeypatch.setattr(cls, "__init__", broken)
+    with pytest.raises(LeagueError, match="td_lambda.*damaged"):
+        default_policies(4, 9)
 
 
 def test_a_second_run_on_the_same_directory_is_refused_and_changes_nothing(tmp_path):

@@ -109,10 +109,11 @@ def test_more_games_extend_a_finished_league(tmp_path, reference):
     assert results_path(tmp_path).read_bytes() == reference
 
 
-@pytest.mark.parametrize("games", [0, -3])
-def test_zero_or_negative_games_are_refused(tmp_path, games):
-    with pytest.raises(LeagueError, match="number of games must be a positive integer"):
+@pytest.mark.parametrize("games", [0, -3, 10**11, 2.5])
+def test_zero_negative_or_huge_game_counts_are_refused(tmp_path, games):
+    with pytest.raises(LeagueError, match="number of games must be an integer from 1 to 10000000"):
         run_league(SPEC, games, tmp_path)
+    assert not results_path(tmp_path).exists()
 
 
 # ------------------------------------------------------------------ the command line
@@ -156,16 +157,25 @@ def printed_table(output: str) -> str:
 
 @pytest.mark.parametrize("arguments, message", [
     (["--policies", "no_such_policy:4", "random:4"], "unknown policy 'no_such_policy'; known policies"),
-    (["--games", "0"], "--games must be at least 1"),
-    (["--games", "-5"], "--games must be at least 1"),
+    (["--games", "0"], "--games must be an integer from 1 to 10000000, got 0"),
+    (["--games", "-5"], "--games must be an integer from 1 to 10000000, got -5"),
+    (["--games", str(10**11)], "--games must be an integer from 1 to 10000000"),
     (["--policies", "random:2"], "need at least 4 league entries"),
-    (["--workers", "0"], "--workers must be at least 1"),
-    (["--hands-per-game", "0"], "hands per game must be a positive integer"),
-    (["--players", "9"], "num_players must be an integer from 2 to 8"),
+    (["--policies", "random:100000000000"], "copies of 'random:100000000000' must be an integer from 1 to 1000"),
+    (["--policies", "best_line(max_line_length=1000000000000):4"], "max_line_length must be an integer from 1 to 55"),
+    (["--policies", "random(seed=5):4"], "seed cannot be set per policy"),
+    (["--policies", "td_lambda(epsilon=x):4"], "epsilon must be a finite number"),
+    (["--workers", "0"], "--workers must be an integer from 1 to 1024, got 0"),
+    (["--hands-per-game", "0"], "--hands-per-game must be an integer from 1 to 1000, got 0"),
+    (["--hands-per-game", str(10**15)], "--hands-per-game must be an integer from 1 to 1000"),
+    (["--players", "9"], "--players must be an integer from 2 to 8, got 9"),
+    (["--highest", "19"], "--highest must be an integer from 6 to 18, got 19"),
+    (["--seed", "-1"], "--seed must be an integer from 0"),
 ])
 def test_bad_command_lines_are_clear_errors(tmp_path, capsys, arguments, message):
     assert dominoes(["league", *arguments, "--out", str(tmp_path / "out")]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("dominoes league: error: ") and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
 

@@ -207,7 +207,7 @@ def _damaged(vector, field, index, value):
     (lambda v: v.astype(np.float32) / 2, r"only 0 and 1"),
     (lambda v: np.array([str(x) for x in v]), r"holds numbers"),
     (lambda v: v.reshape(1, -1), r"1-D"),
-    (lambda v: _damaged(v, "open_values", 3, 1 - v[observation_layout(make_config(4, 9)).field("open_values").offset + 3]),
+    (lambda v: _damaged(v, "open_values", 3, 1 - observation_layout(make_config(4, 9)).views(v)["open_values"][0, 3]),
      r"'open_values' is not one-hot"),
     (lambda v: _damaged(v, "hand_sizes", 13, 1), r"'hand_sizes' is not a thermometer|hand size"),
     (lambda v: _damaged(v, "whose_turn", 2, 1), r"'whose_turn' is not one-hot"),

@@ -86,14 +86,15 @@ def test_player_count_out_of_range_is_refused(players):
 
 @pytest.mark.parametrize("highest", [-1, 0, 5, 19, 30])
 def test_set_size_out_of_range_is_refused(highest):
-    with pytest.raises(ValueError, match=rf"highest_double must be an integer from 6 to 18 .*double-6 to double-18.*, got {highest}$"):
+    message = rf"highest_double must be an integer from 6 to 18 .*double-6 to double-18.*, got {highest}$"
+    with pytest.raises(ValueError, match=message):
         make_config(4, highest)
 
 
 @pytest.mark.parametrize("players, highest", [(4.0, 9), ("4", 9), (None, 9), (True, 9),
                                               (4, 9.0), (4, "9"), (4, None), (4, False), (4, 9.5)])
 def test_non_integer_sizes_are_refused(players, highest):
-    name = "num_players" if not (type(players) is int) else "highest_double"
+    name = "num_players" if type(players) is not int else "highest_double"
     with pytest.raises(ValueError, match=rf"{name} must be an integer"):
         make_config(players, highest)
 

@@ -14,13 +14,13 @@ from baselines.league.spec import (
     DEFAULT_POLICIES,
     LeagueError,
     LeagueSpec,
-    PolicyRef,
     default_policies,
     make_spec,
     parse_policy_arguments,
 )
+from baselines.specs import PolicySpec
 
 __all__ = [
-    "DEFAULT_POLICIES", "GameRecord", "LeagueError", "LeagueRatings", "LeagueSpec", "PolicyRating", "PolicyRef",
+    "DEFAULT_POLICIES", "GameRecord", "LeagueError", "LeagueRatings", "LeagueSpec", "PolicyRating", "PolicySpec",
     "default_policies", "make_spec", "parse_policy_arguments", "rate", "read_results", "run_league",
 ]

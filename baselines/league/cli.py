@@ -10,13 +10,16 @@ greedy, random and stupid, plus learned policies that ship a checkpoint for the 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 
+from baselines import options
+from baselines.league.games import warm_up
 from baselines.league.ratings import rate
 from baselines.league.report import text_table, write_report
 from baselines.league.results import GameRecord, read_results, results_path
-from baselines.league.runner import BACKENDS, count_recorded, default_workers, run_league
+from baselines.league.runner import BACKENDS, MAX_GAMES, MAX_WORKERS, count_recorded, default_workers, run_league
 from baselines.league.spec import (
     DEFAULT_COPIES,
     DEFAULT_POLICIES,
@@ -27,32 +30,33 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
+from dominoes_env.core.config import MAX_HANDS_PER_GAME
 
 DEFAULT_GAMES = 2000
 DEFAULT_OUT = "league-out"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policies", nargs="+", metavar="NAME[:COPIES]",
-                        help="policies from the registry, each with its number of copies (default 4); "
-                             "NAME@CHECKPOINT:COPIES for a learned policy's checkpoint. "
+    parser.add_argument("--policies", nargs="+", metavar="POLICY",
+                        help="policy specs, each NAME[(KEY=VALUE,...)][@CHECKPOINT][:COPIES] (copies default to "
+                             f"{DEFAULT_COPIES}), e.g. persistent_line:4 'best_line(max_line_length=6):2'. "
                              f"Default: {' '.join(DEFAULT_POLICIES)}, {DEFAULT_COPIES} copies each, plus "
-                             f"{' '.join(OPTIONAL_DEFAULT_POLICIES)} where its shipped checkpoint fits the table")
-    parser.add_argument("--players", type=int, default=4, help="seats per table (default 4)")
-    parser.add_argument("--highest", type=int, default=9, help="highest pip value N of the double-N set (default 9)")
+                             f"{' '.join(OPTIONAL_DEFAULT_POLICIES)} where it ships a trained player for the table")
+    options.add_table_options(parser)
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
-                        help=f"games the league should hold when done (default {DEFAULT_GAMES})")
+                        help=f"games the league should hold when done (1-{MAX_GAMES}, default {DEFAULT_GAMES})")
     parser.add_argument("--hands-per-game", type=int, default=None,
-                        help="hands per game (default N+1, a full game with engines N down to 0)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the tables, deals and policies (default 0)")
+                        help=f"hands per game (1-{MAX_HANDS_PER_GAME}; default N+1, a full game with engines N "
+                             "down to 0)")
+    options.add_seed_option(parser, "the tables, deals and policies")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"directory for results.jsonl, ratings.md/.csv/.png (default ./{DEFAULT_OUT}); "
                              "an existing results file of the same league is resumed")
     parser.add_argument("--backend", choices=BACKENDS, default="local",
                         help="local: processes on this machine; ray: Ray tasks (default local)")
     parser.add_argument("--workers", type=int, default=None,
-                        help=f"worker processes, or CPUs of a local Ray instance (default: all cores, "
-                             f"{default_workers()} here)")
+                        help=f"worker processes, or CPUs of a local Ray instance (1-{MAX_WORKERS}; default: all "
+                             f"cores, {default_workers()} here)")
     parser.add_argument("--ray-address", default=None,
                         help="Ray cluster to join with --backend ray (default: start a local instance)")
     parser.add_argument("--rate-only", metavar="DIR", default=None,
@@ -84,19 +88,25 @@ def _require_extras() -> None:
 
 
 def _play(args: argparse.Namespace) -> str:
-    if args.games < 1:
-        raise LeagueError(f"--games must be at least 1, got {args.games}")
-    if args.workers is not None and args.workers < 1:
-        raise LeagueError(f"--workers must be at least 1, got {args.workers}")
+    try:
+        config, seed = options.table(args), options.seed(args)
+        games = options.count("--games", args.games, 1, MAX_GAMES)
+        workers = None if args.workers is None else options.count("--workers", args.workers, 1, MAX_WORKERS)
+        hands_per_game = (None if args.hands_per_game is None
+                          else options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME))
+    except ValueError as error:
+        raise LeagueError(str(error)) from None
     if args.policies is None:
-        policies = default_policies(args.players, args.highest)
+        policies = default_policies(config.num_players, config.highest_double)
     else:
         policies = parse_policy_arguments(args.policies)
-    spec = make_spec(policies, args.players, args.highest, args.hands_per_game, args.seed)
+    spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed)
     print(f"league: {spec.describe()}")
-    print(f"playing {args.games} games into {results_path(args.out)} ({args.backend} backend)")
+    warm_up(spec, announce=lambda: print("compiling the rules engine and the policies (first run only; "
+                                         "cached for the next runs) ...", flush=True))
+    print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")
     done = count_recorded(args.out)
-    bar = _progress_bar(args.games, done, disabled=args.no_progress)
+    bar = _progress_bar(games, done, disabled=args.no_progress)
     played = 0
 
     def record_played(record: GameRecord) -> None:
@@ -106,7 +116,7 @@ def _play(args: argparse.Namespace) -> str:
 
     start = time.perf_counter()
     try:
-        run_league(spec, args.games, args.out, args.backend, args.workers, args.ray_address, on_game=record_played)
+        run_league(spec, games, args.out, args.backend, workers, args.ray_address, on_game=record_played)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -145,6 +155,6 @@ def _report(out_dir: str) -> int:
 
 def command_line(spec: LeagueSpec, games: int) -> str:
     """The ``dominoes league`` command that plays `games` games of `spec` (written into ratings.md)."""
-    policies = " ".join(f"{ref.label}:{copies}" for ref, copies in spec.policies)
+    policies = " ".join(shlex.quote(f"{policy.label}:{copies}") for policy, copies in spec.policies)
     return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_double} "
             f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}")

@@ -8,7 +8,8 @@ the next and any worker can play any game with the same result.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import dominoes_env
@@ -43,6 +44,33 @@ class GamePlayer:
         )
 
 
+def warm_up(spec: LeagueSpec, announce: Callable[[], None] | None = None, after_seconds: float = 1.0) -> None:
+    """Compile the rules engine and every policy's kernels once, in this process, before any worker starts.
+
+    Plays one hand with each policy of the league. numba compiles on first use and keeps
+    the machine code in its disk cache, so on a new machine this takes seconds (later
+    runs load the cache in a fraction of that); workers forked afterwards inherit the
+    compiled code, and spawned or Ray workers load it from the cache, instead of each
+    compiling it again. `announce` is called if the work takes longer than
+    `after_seconds`, i.e. when it is really compiling, so the user knows why it waits.
+    """
+    timer = threading.Timer(after_seconds, announce) if announce is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=1)
+        distinct = [policy for policy, _ in spec.policies]
+        seats = spec.num_players
+        for first in range(0, len(distinct), seats):
+            table = [distinct[(first + k) % len(distinct)] for k in range(seats)]
+            with single_threaded_torch():
+                play_game(env, [policy.make(seats, spec.highest_double, seed=k) for k, policy in enumerate(table)], 0)
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
 _player: GamePlayer | None = None
 
 
@@ -66,12 +94,12 @@ def single_threaded_torch() -> Iterator[None]:
     (measured here: a td_lambda game took 40x longer with 2 threads on a busy machine).
     The caller's setting is restored afterwards.
     """
-    torch = sys.modules.get("torch")  # only when a learned policy has already imported it
+    torch = sys.modules.get("torch")  # only when a user's learned policy has already imported it
     threads = torch.get_num_threads() if torch is not None else 1
-    if threads > 1:
+    if torch is not None and threads > 1:
         torch.set_num_threads(1)
     try:
         yield
     finally:
-        if threads > 1:
+        if torch is not None and threads > 1:
             torch.set_num_threads(threads)

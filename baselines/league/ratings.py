@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from baselines.league.results import GameRecord
-from baselines.outcomes import hand_win_shares
 from baselines.league.spec import LeagueSpec
+from baselines.outcomes import hand_win_shares
 
 ELO_K = 32.0
 ELO_START = 1500.0
@@ -90,7 +90,7 @@ def finishing_order(totals: Sequence[int]) -> list[int]:
     return sorted(range(len(totals)), key=lambda seat: (totals[seat], seat))
 
 
-def elo_changes(ratings: Sequence[float], totals: Sequence[int], k: float = ELO_K) -> np.ndarray:
+def elo_changes(ratings: Sequence[float] | np.ndarray, totals: Sequence[int], k: float = ELO_K) -> np.ndarray:
     """Rating change of each seat after one game (the original's adjacent-pairs rule).
 
     Args:

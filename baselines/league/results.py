@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+fcntl: Any
 try:
     import fcntl
 except ImportError:  # Windows has no POSIX file locks
@@ -33,10 +34,12 @@ except ImportError:  # Windows has no POSIX file locks
 
 from baselines.league.schedule import plan_game
 from baselines.league.spec import LeagueError, LeagueSpec
+from dominoes_env import make_config
 
 RESULTS_NAME = "results.jsonl"
 FORMAT = "dominoes-league-results"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the header says highest_double (0.2.0); version 1 files are still read
+READABLE_VERSIONS = (1, 2)
 
 
 class ResultsError(LeagueError):
@@ -105,6 +108,9 @@ def read_results(path: str | os.PathLike) -> ResultsContents:
             (the message names the file and the line).
     """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ResultsError(f"{path} is not a file (a directory?); a league's results file is written by "
+                           f"dominoes league --out DIR")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -205,6 +211,8 @@ def open_results(out_dir: str | os.PathLike, spec: LeagueSpec) -> tuple[tuple[Ga
     path = results_path(out_dir)
     try:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_file():
+            raise IsADirectoryError(f"{path} exists and is not a file")
         path.touch(exist_ok=True)
         if not os.access(path, os.W_OK):
             raise PermissionError(f"no permission to write {path}")
@@ -232,19 +240,23 @@ def _parse_header(path: Path, line: bytes) -> LeagueSpec:
         data = json.loads(line)
         if data.get("format") != FORMAT:
             raise ValueError(f"not a league results header (format {data.get('format')!r})")
-        if data.get("version") != FORMAT_VERSION:
-            raise ValueError(f"format version {data.get('version')!r}; this program reads version {FORMAT_VERSION}")
+        if data.get("version") not in READABLE_VERSIONS:
+            raise ValueError(f"format version {data.get('version')!r}; this program reads versions "
+                             f"{list(READABLE_VERSIONS)}")
         return LeagueSpec.from_json(data["league"])
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
         raise ResultsError(f"{path}, line 1: not a valid league header: {_reason(error)}") from None
 
 
 def _parse_record(path: Path, number: int, line: bytes, spec: LeagueSpec) -> GameRecord:
     try:
-        record = GameRecord.from_json(json.loads(line))
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError("a game record is a JSON object")
+        record = GameRecord.from_json(data)
         _check_record(record, spec)
         return record
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
         raise ResultsError(f"{path}, line {number}: not a valid game record: {_reason(error)}") from None
 
 
@@ -260,8 +272,21 @@ def _check_record(record: GameRecord, spec: LeagueSpec) -> None:
     shape = (spec.hands_per_game, spec.num_players)
     if len(record.hand_scores) != shape[0] or any(len(hand) != shape[1] for hand in record.hand_scores):
         raise ValueError(f"game {record.game}: hand_scores must be {shape[0]} hands x {shape[1]} seats")
-    if record.totals != _column_sums(record.hand_scores) or len(record.went_out) != shape[0]:
-        raise ValueError(f"game {record.game}: totals or went_out do not match the hand scores")
+    most = make_config(spec.num_players, spec.highest_double).total_pips
+    if any(not 0 <= score <= most for hand in record.hand_scores for score in hand):
+        raise ValueError(f"game {record.game}: a hand score is outside 0..{most}, the pips of the set")
+    if record.totals != _column_sums(record.hand_scores):
+        raise ValueError(f"game {record.game}: totals {list(record.totals)} are not the sums of the hand scores")
+    if len(record.went_out) != shape[0]:
+        raise ValueError(f"game {record.game}: went_out must give one entry per hand ({shape[0]})")
+    for hand, (scores, seat) in enumerate(zip(record.hand_scores, record.went_out)):
+        if seat is None:
+            continue
+        if not 0 <= seat < spec.num_players:
+            raise ValueError(f"game {record.game}, hand {hand}: went_out {seat} is not a seat "
+                             f"(0..{spec.num_players - 1}, or null for a blocked hand)")
+        if scores[seat] != 0:
+            raise ValueError(f"game {record.game}, hand {hand}: seat {seat} went out but holds {scores[seat]} pips")
 
 
 def _column_sums(rows: Sequence[Sequence[int]]) -> tuple[int, ...]:

@@ -26,9 +26,12 @@ from contextlib import closing
 from baselines.league.games import play_games
 from baselines.league.results import GameRecord, open_results, results_path
 from baselines.league.spec import LeagueError, LeagueSpec
+from dominoes_env.core import validation
 
 BACKENDS = ("local", "ray")
 MAX_CHUNK = 16  # games per task: large enough to hide the hand-out cost, small enough to balance
+MAX_GAMES = 10_000_000  # about a day of the default league on two cores
+MAX_WORKERS = 1024
 
 ChunkSource = Generator[list[GameRecord], None, None]
 
@@ -61,13 +64,13 @@ def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend
     Raises:
         LeagueError: bad arguments, an unwritable directory, or a results file of another league.
     """
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise LeagueError(f"the number of games must be a positive integer, got {games!r}")
-    if backend not in BACKENDS:
-        raise LeagueError(f"unknown backend {backend!r}; choose one of {list(BACKENDS)}")
-    workers = default_workers() if workers is None else workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise LeagueError(f"the number of workers must be a positive integer, got {workers!r}")
+    try:
+        games = validation.integer("the number of games", games, 1, MAX_GAMES)
+        backend = validation.choice("backend", backend, BACKENDS)
+        workers = validation.integer("the number of workers", default_workers() if workers is None else workers,
+                                     1, MAX_WORKERS)
+    except ValueError as error:
+        raise LeagueError(str(error)) from None
     recorded, writer = open_results(out_dir, spec)
     done = {record.game for record in recorded}
     missing = [game for game in range(games) if game not in done]

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from baselines.league.spec import LeagueSpec
+from baselines.seating import rotate
 
 _SEED_BOUND = 2**63  # seeds are drawn below this, so they fit a signed 64-bit integer
 
@@ -45,12 +46,12 @@ def plan_game(spec: LeagueSpec, game: int) -> GamePlan:
     players = spec.num_players
     round_index, rotation = divmod(game, players)
     table, deal_seed, table_seeds = _draw_round(spec, round_index)
-    order = [(seat + rotation) % players for seat in range(players)]
+    positions = rotate(range(players), rotation)  # the table position sitting in each seat
     return GamePlan(
         game=game,
         deal_seed=deal_seed,
-        seats=tuple(table[k] for k in order),
-        policy_seeds=tuple(table_seeds[k] for k in order),
+        seats=tuple(table[k] for k in positions),
+        policy_seeds=tuple(table_seeds[k] for k in positions),
     )
 
 

@@ -8,50 +8,31 @@ can be extended by running more games into the same results file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baselines.policy import make_policy, policy_names
+from baselines import specs
+from baselines.policy import policy_class
+from baselines.specs import PolicySpec, SpecError
 from dominoes_env import make_config
+from dominoes_env.core import validation
+from dominoes_env.core.config import MAX_HANDS_PER_GAME
 from dominoes_env.core.deprecation import renamed_keyword
 
 # The default league: the hand-crafted policies of the original project's 10,000-game
-# league, 4 copies each. Learned policies in OPTIONAL_DEFAULT_POLICIES join it when they
-# are registered and load their shipped checkpoint for the table size being played.
+# league, 4 copies each. Learned policies in OPTIONAL_DEFAULT_POLICIES join it for the
+# table sizes they ship a trained player for (td_lambda: 4 players, double-nine); there
+# they must load, or the league stops with the reason.
 DEFAULT_POLICIES: tuple[str, ...] = ("persistent_line", "double", "greedy", "random", "stupid")
 OPTIONAL_DEFAULT_POLICIES: tuple[str, ...] = ("td_lambda",)
 DEFAULT_COPIES = 4
-
-_REF_PATTERN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)(?:@(?P<checkpoint>.+?))?(?::(?P<copies>-?\d+))?$")
+#: Most league entries (copies of all policies together).
+MAX_ENTRIES = specs.MAX_COPIES
 
 
 class LeagueError(ValueError):
     """A league that cannot be run or rated as asked; the message says what is allowed."""
-
-
-@dataclass(frozen=True)
-class PolicyRef:
-    """A policy as the league names it: a registry name and, for learned ones, a checkpoint."""
-
-    name: str
-    checkpoint: str | None = None
-
-    @property
-    def label(self) -> str:
-        """The name shown in tables and written to the results file."""
-        return self.name if self.checkpoint is None else f"{self.name}@{self.checkpoint}"
-
-    def make(self, num_players: int, highest_double: int, seed: int) -> Any:
-        """Construct the policy through the registry."""
-        params = {} if self.checkpoint is None else {"checkpoint": self.checkpoint}
-        return make_policy(self.name, num_players, highest_double, seed=seed, **params)
-
-    @classmethod
-    def from_label(cls, label: str) -> PolicyRef:
-        name, _, checkpoint = label.partition("@")
-        return cls(name, checkpoint or None)
 
 
 @dataclass(frozen=True)
@@ -67,29 +48,29 @@ class LeagueSpec:
         seed: the root of every deal and every policy's random generator.
     """
 
-    policies: tuple[tuple[PolicyRef, int], ...]
+    policies: tuple[tuple[PolicySpec, int], ...]
     num_players: int
     highest_double: int
     hands_per_game: int
     seed: int
 
     @property
-    def entries(self) -> tuple[PolicyRef, ...]:
-        """One PolicyRef per league entry (copy), grouped by policy in the given order."""
-        return tuple(ref for ref, copies in self.policies for _ in range(copies))
+    def entries(self) -> tuple[PolicySpec, ...]:
+        """One spec per league entry (copy), grouped by policy in the given order."""
+        return tuple(spec for spec, copies in self.policies for _ in range(copies))
 
     @property
     def entry_labels(self) -> tuple[str, ...]:
-        """``name#k`` for the k-th copy of each policy."""
-        return tuple(f"{ref.label}#{k}" for ref, copies in self.policies for k in range(copies))
+        """``label#k`` for the k-th copy of each policy."""
+        return tuple(f"{spec.label}#{k}" for spec, copies in self.policies for k in range(copies))
 
     @property
     def policy_labels(self) -> tuple[str, ...]:
-        return tuple(ref.label for ref, _ in self.policies)
+        return tuple(spec.label for spec, _ in self.policies)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "policies": [[ref.label, copies] for ref, copies in self.policies],
+            "policies": [[spec.label, copies] for spec, copies in self.policies],
             "num_players": self.num_players,
             "highest_double": self.highest_double,
             "hands_per_game": self.hands_per_game,
@@ -98,98 +79,98 @@ class LeagueSpec:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LeagueSpec:
-        policies = tuple((PolicyRef.from_label(label), int(copies)) for label, copies in data["policies"])
-        return cls(policies, int(data["num_players"]), int(data["highest_double"] if "highest_double" in data else data["highest_dominoe"]),
-                   int(data["hands_per_game"]), int(data["seed"]))
+        """The spec a results header holds (``highest_dominoe``: headers written before 0.2.0).
+
+        Raises:
+            ValueError: a field is missing, of the wrong type, or out of range.
+        """
+        policies = tuple((specs.parse(label)[0], validation.integer("copies", copies, 1, MAX_ENTRIES))
+                         for label, copies in data["policies"])
+        highest = data["highest_double"] if "highest_double" in data else data["highest_dominoe"]
+        config = make_config(data["num_players"], highest)
+        return cls(policies, config.num_players, config.highest_double,
+                   validation.integer("hands_per_game", data["hands_per_game"], 1, MAX_HANDS_PER_GAME),
+                   validation.integer("seed", data["seed"], 0, validation.SEED_LIMIT - 1))
 
     def describe(self) -> str:
         """One line for table headings: the league and its configuration."""
-        listing = ", ".join(f"{copies} x {ref.label}" for ref, copies in self.policies)
+        listing = ", ".join(f"{copies} x {spec.label}" for spec, copies in self.policies)
         return (f"{listing}; {self.num_players} players, double-{self.highest_double}, "
                 f"{self.hands_per_game} hands per game, seed {self.seed}")
 
 
 def parse_policy_arguments(arguments: Iterable[str],
-                           default_copies: int = DEFAULT_COPIES) -> tuple[tuple[PolicyRef, int], ...]:
-    """Parse ``NAME[@CHECKPOINT][:COPIES]`` arguments (copies default to `default_copies`).
+                           default_copies: int = DEFAULT_COPIES) -> tuple[tuple[PolicySpec, int], ...]:
+    """Parse policy specs (``NAME[(KEY=VALUE,...)][@CHECKPOINT][:COPIES]``, the grammar of
+    :mod:`baselines.specs`; copies default to `default_copies`).
 
     Raises:
-        LeagueError: a malformed argument, a policy named twice, or fewer than one copy.
+        LeagueError: a malformed argument, a policy named twice, or copies out of range.
     """
-    parsed: list[tuple[PolicyRef, int]] = []
-    for argument in arguments:
-        match = _REF_PATTERN.match(argument)
-        if match is None:
-            raise LeagueError(f"cannot read policy {argument!r}: write NAME, NAME:COPIES or NAME@CHECKPOINT:COPIES "
-                              f"(e.g. persistent_line:4)")
-        copies = default_copies if match["copies"] is None else int(match["copies"])
-        if copies < 1:
-            raise LeagueError(f"policy {argument!r}: the number of copies must be at least 1, got {copies}")
-        parsed.append((PolicyRef(match["name"], match["checkpoint"]), copies))
-    labels = [ref.label for ref, _ in parsed]
-    repeated = sorted({label for label in labels if labels.count(label) > 1})
-    if repeated:
-        raise LeagueError(f"policy {repeated[0]!r} is listed more than once; give it once with NAME:COPIES")
-    return tuple(parsed)
+    try:
+        return tuple(specs.parse_all(list(arguments), default_copies))
+    except SpecError as error:
+        raise LeagueError(str(error)) from None
 
 
 @renamed_keyword
-def make_spec(policies: Sequence[tuple[PolicyRef, int]], num_players: int = 4, highest_double: int = 9,
+def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, highest_double: int = 9,
               hands_per_game: int | None = None, seed: int = 0) -> LeagueSpec:
     """Validate a league and return its spec; `hands_per_game` None means a full game (N+1).
 
-    Every policy is constructed once here, so an unknown name, a bad checkpoint or a table
-    size a policy cannot play fails before any game is played.
+    Every policy is constructed once here, so an unknown name, a bad parameter or
+    checkpoint, or a table size a policy cannot play fails before any game is played.
 
     Raises:
         LeagueError: what is wrong and what is allowed.
     """
     try:
         config = make_config(num_players, highest_double)
+        hands = config.default_num_hands if hands_per_game is None else hands_per_game
+        hands = validation.integer("hands per game", hands, 1, MAX_HANDS_PER_GAME)
+        seed = validation.integer("the seed", seed, 0, validation.SEED_LIMIT - 1)
     except ValueError as error:
         raise LeagueError(str(error)) from None
-    hands = config.default_num_hands if hands_per_game is None else hands_per_game
-    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise LeagueError(f"hands per game must be a positive integer, got {hands_per_game!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise LeagueError(f"the seed must be a non-negative integer, got {seed!r}")
     if not policies:
         raise LeagueError("a league needs at least one policy")
-    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_double, hands, int(seed))
+    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_double, hands, seed)
     if len(spec.entries) < spec.num_players:
         raise LeagueError(f"{spec.num_players} seats need at least {spec.num_players} league entries, "
                           f"got {len(spec.entries)}; add copies with NAME:COPIES")
-    for ref, _ in spec.policies:
-        check_policy(ref, spec.num_players, spec.highest_double)
+    if len(spec.entries) > MAX_ENTRIES:
+        raise LeagueError(f"a league holds at most {MAX_ENTRIES} entries (copies of all policies), "
+                          f"got {len(spec.entries)}")
+    for policy, _ in spec.policies:
+        check_policy(policy, spec.num_players, spec.highest_double)
     return spec
 
 
-def check_policy(ref: PolicyRef, num_players: int, highest_double: int) -> None:
-    """Construct `ref` once, turning any failure into a LeagueError that names the policy."""
-    known = policy_names()
-    if ref.name not in known:
-        raise LeagueError(f"unknown policy {ref.name!r}; known policies: {', '.join(known)}")
+def check_policy(spec: PolicySpec, num_players: int, highest_double: int) -> None:
+    """Construct `spec` once, turning any failure into a LeagueError that names the policy."""
     try:
-        ref.make(num_players, highest_double, seed=0)
+        spec.make(num_players, highest_double, seed=0)
     except Exception as error:  # unknown name, bad parameter, damaged checkpoint, ...
-        raise LeagueError(f"policy {ref.label!r} cannot play {num_players} players double-{highest_double}: "
+        raise LeagueError(f"policy {spec.label!r} cannot play {num_players} players double-{highest_double}: "
                           f"{error}") from None
 
 
-def default_policies(num_players: int = 4, highest_double: int = 9) -> tuple[tuple[PolicyRef, int], ...]:
-    """The default league for a table size: DEFAULT_POLICIES, plus each optional policy
-    that is registered and loads (its shipped checkpoint) for that table size."""
-    refs = [PolicyRef(name) for name in DEFAULT_POLICIES]
-    registered = set(policy_names())
+def default_policies(num_players: int = 4, highest_double: int = 9) -> tuple[tuple[PolicySpec, int], ...]:
+    """The default league for a table size: DEFAULT_POLICIES, plus each optional learned policy
+    that ships a trained player for that table size.
+
+    Raises:
+        LeagueError: an optional policy ships a player for this table but it does not load
+            (a damaged checkpoint, a missing dependency): the league says so instead of
+            quietly playing without it.
+    """
+    config = make_config(num_players, highest_double)
+    chosen = [PolicySpec(name) for name in DEFAULT_POLICIES]
     for name in OPTIONAL_DEFAULT_POLICIES:
-        if name in registered and _loads(PolicyRef(name), num_players, highest_double):
-            refs.append(PolicyRef(name))
-    return tuple((ref, DEFAULT_COPIES) for ref in refs)
-
-
-def _loads(ref: PolicyRef, num_players: int, highest_double: int) -> bool:
-    try:
-        check_policy(ref, num_players, highest_double)
-    except LeagueError:
-        return False
-    return True
+        try:
+            cls = policy_class(name)
+        except ValueError as error:
+            raise LeagueError(f"the default league includes {name!r}, which cannot be loaded: {error}") from None
+        if cls.plays_by_default(config):
+            check_policy(PolicySpec(name), num_players, highest_double)
+            chosen.append(PolicySpec(name))
+    return tuple((spec, DEFAULT_COPIES) for spec in chosen)

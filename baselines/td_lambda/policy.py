@@ -29,7 +29,7 @@ from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures, make_features
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import legal_afterstates
-from dominoes_env.core.config import make_config
+from dominoes_env.core.config import GameConfig, make_config
 
 
 class ValueFunction(Protocol):
@@ -140,6 +140,15 @@ class TDLambdaPolicy(Policy):
         else:
             raise ValueError(f"checkpoint must be a file path or a td_lambda Checkpoint, got {checkpoint!r}")
         self.value, self.training_config, self.features = parts
+
+    @classmethod
+    def plays_by_default(cls, config: GameConfig) -> bool:
+        """The default league seats td_lambda where a trained player ships (4 players, double-nine)."""
+        try:
+            shipped_checkpoint(config)
+        except ValueError:
+            return False
+        return True
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         actions, vectors, ends_hand = legal_afterstates(observation, action_mask, self.num_players,

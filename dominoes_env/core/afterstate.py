@@ -29,13 +29,13 @@ moves end the hand. ``hand_number`` and ``scores`` never change within a hand.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit
 
-from dominoes_env.core import rules
 from dominoes_env.core import observation as layout
+from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig, make_config
 from dominoes_env.core.deprecation import renamed_keyword
 
@@ -54,11 +54,13 @@ def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_
         if row != last_row:
             layout.read_state(observations[row], offsets, n, t, highest, max_hand, hidden_owner, observed)
             last_row = row
-        state[:] = observed
+        for i in range(state_size):  # element by element: an array slice copy compiles far slower
+            state[i] = observed[i]
         rules.apply_action(state, low, high, tiles_with_value, actions[k])
         out[k, :] = 0
         layout.write_observation(state, 0, no_scores, offsets, highest, max_hand, 0, out[k])
-        out[k, base_size:] = observations[row, base_size:]  # scores so far: unchanged within a hand
+        for i in range(base_size, out.shape[1]):  # scores so far: unchanged within a hand
+            out[k, i] = observations[row, i]
         ends_hand[k] = state[rules.HAND_OVER] == 1
 
 
@@ -99,7 +101,7 @@ class _Kernel:
         return buffer[:count].copy()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kernel_for(num_players: int, highest_double: int) -> _Kernel:
     return _Kernel(make_config(num_players, highest_double))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
@@ -52,7 +54,7 @@ class Game:
         """Game scores before the hand being played (the totals once the game is over)."""
         return self.totals
 
-    def apply(self, action: object, checked: bool = False) -> np.ndarray | None:
+    def apply(self, action: Any, checked: bool = False) -> np.ndarray | None:
         """Play an action; return the finished hand's scores when this action ended a hand.
 
         Raises IllegalActionError (the game unchanged) for an illegal action, unless

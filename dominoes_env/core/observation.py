@@ -4,7 +4,8 @@ Everything derives from :func:`observation_fields`: the vector size, the compile
 encoder, the named views a policy reads (:meth:`ObservationLayout.views`, as OpenSpiel's
 observer exposes named views over one tensor), the decoder and its validation,
 :func:`read_state` (an observation back into an engine state, for after-states and
-search), and the index table in the docs (:func:`layout_table`). The vector is egocentric (the same layout for every seat):
+search), and the index table in the docs (:func:`layout_table`). The vector is egocentric
+(the same layout for every seat):
 "line k" and "seat k" mean the seat k places after the observer, and the dummy line comes
 last. Counts are thermometers or one-hots; scores so far (multi-hand games only) are
 plain binary numbers, least significant bit first, since they are unbounded sums.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ def score_bits(config: GameConfig, num_hands: int) -> int:
     return 0 if num_hands <= 1 else int(config.total_pips * num_hands).bit_length()
 
 
-@lru_cache(maxsize=None)
+@cache
 def observation_fields(config: GameConfig, num_hands: int = 1) -> tuple[Field, ...]:
     """The layout, in order. `num_hands` > 1 adds the scores so far (cached: it is immutable)."""
     return _place(_declared_fields(config, score_bits(config, num_hands)))
@@ -65,7 +66,8 @@ def _declared_fields(config: GameConfig, bits: int) -> list[Field]:
     n, t, v, m = config.num_players, config.num_tiles, config.highest_double + 1, config.max_hand_size
     declared = [
         Field("hand", (t,), "bits", "tiles I hold, by canonical tile index"),
-        Field("played", (n + 1, t), "bits", "[k, tile]: tile lies on line k (0 own, k the seat k after me, n the dummy)"),
+        Field("played", (n + 1, t), "bits",
+              "[k, tile]: tile lies on line k (0 own, k the seat k after me, n the dummy)"),
         Field("open_values", (n + 1, v), "one-hot", "[k]: open value of line k (dummy last)"),
         Field("markers", (n,), "bits", "[k]: marker of seat k is up"),
         Field("lines_started", (n,), "bits", "[k]: seat k's line holds a tile"),
@@ -151,13 +153,13 @@ class ObservationLayout:
         return f"ObservationLayout({c.num_players} players, double-{c.highest_double}, size {self.size})"
 
 
-@lru_cache(maxsize=None)
+@cache
 def observation_layout(config: GameConfig, num_hands: int = 1) -> ObservationLayout:
     """The layout of observations of `config` in a game of `num_hands` hands (cached)."""
     return ObservationLayout(config, observation_fields(config, num_hands))
 
 
-@lru_cache(maxsize=None)
+@cache
 def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
     """The layout whose vectors have `size` entries: the one check that a vector fits a table.
 

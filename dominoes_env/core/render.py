@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from dominoes_env.core.state import HandState
 
 
 def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
-                 game_scores: Sequence[int] | None = None) -> str:
+                 game_scores: Sequence[int] | np.ndarray | None = None) -> str:
     """Every line with its tiles and open value, markers, the dummy, hand sizes, whose turn,
     and the hand of the player to move."""
     config, tiles = hand.config, hand.config.tiles
@@ -19,7 +21,8 @@ def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
         marker = "marker UP  " if hand.marker_up[seat] else "marker down"
         played = " ".join(tiles.name(t) for t in hand.line(seat)) or "-"
         total = "" if game_scores is None else f"  game score {int(game_scores[seat])}"
-        lines.append(f"  player_{seat}  [{hand.hand_sizes[seat]:2d} tiles] {marker}  open {hand.open_values[seat]:2d} : "
+        size, value = hand.hand_sizes[seat], hand.open_values[seat]
+        lines.append(f"  player_{seat}  [{size:2d} tiles] {marker}  open {value:2d} : "
                      f"{played}{total}")
     dummy = " ".join(tiles.name(t) for t in hand.line(n)) or "-"
     state = "(open)" if hand.dummy_open else "(closed)"

@@ -7,8 +7,8 @@ compiled functions there.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -42,7 +42,7 @@ def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) ->
     return [np.flatnonzero(seats == seat).tolist() for seat in range(config.num_players)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _view_bounds(num_players: int, num_tiles: int) -> tuple[tuple[int, int], ...]:
     """(start, stop) of each named view, in the order of :func:`rules.split_state`.
 

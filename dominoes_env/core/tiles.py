@@ -7,7 +7,7 @@ so the arrays here are computed once per set and shared (they are read-only).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -71,7 +71,7 @@ class TileSet:
 
 
 @renamed_keyword
-@lru_cache(maxsize=None)
+@cache
 def tile_set(highest_double: int) -> TileSet:
     """The shared, read-only TileSet for a double-N game."""
     return TileSet(highest_double)

@@ -1,0 +1,60 @@
+"""The ``dominoes`` command's shared behaviour, ``dominoes demo``, and the shared game loop."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import dominoes_env
+from baselines import make_policy
+from baselines.cli import main as dominoes
+from baselines.play import play_game
+
+
+def test_demo_plays_a_seeded_hand_and_prints_the_scores(capsys):
+    assert dominoes(["demo", "--seed", "3"]) == 0
+    first = capsys.readouterr().out
+    assert first.count("Hand 1 over (") == 1 and "Game scores (pips left" in first
+    assert re.search(r"player_\d plays \(\d\|\d\) on (own line|dummy line|player_\d's line)", first)
+    assert dominoes(["demo", "--seed", "3"]) == 0
+    assert capsys.readouterr().out == first  # the same seed plays the same game
+
+
+def test_demo_plays_several_hands_of_a_game(capsys):
+    assert dominoes(["demo", "--players", "3", "--highest", "6", "--hands", "3", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    for hand in (1, 2, 3):
+        assert f"Hand {hand} over (" in out
+    engines = re.findall(r"engine \((\d)\|\d\)", out)
+    assert engines[0] == "6" and "5" in engines and "4" in engines  # engines N, N-1, N-2
+    totals = [int(p) for p in re.findall(r"player_\d (\d+)", re.search(r"Game scores.*", out).group(0))]
+    hands = [[int(p) for p in re.findall(r"player_\d (\d+)", line)] for line in re.findall(r"Hand \d+ over .*", out)]
+    assert totals == np.sum(hands, axis=0).tolist()  # the game score adds the hands' scores
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--players", "9"], "--players must be an integer from 2 to 8, got 9"),
+    (["--highest", "19"], "--highest must be an integer from 6 to 18, got 19"),
+    (["--seed", "-1"], "--seed must be an integer from 0"),
+    (["--hands", "0"], "--hands must be an integer from 1 to 1000, got 0"),
+    (["--players", "8", "--highest", "6", "--hands", "10000"], "--hands must be an integer from 1 to 1000"),
+])
+def test_demo_refuses_bad_input_in_one_line(capsys, arguments, message):
+    assert dominoes(["demo", *arguments]) == 2
+    err = capsys.readouterr().err
+    assert err == f"dominoes demo: error: {message}\n" or (message in err and err.count("\n") == 1)
+
+
+@pytest.mark.parametrize("make", [dominoes_env.raw_env, dominoes_env.env])
+def test_play_game_uses_the_aec_api_and_reports_every_hand(make):
+    def players():
+        return [make_policy(name, 4, 9, seed=k) for k, name in enumerate(["greedy", "random", "double", "stupid"])]
+
+    result = play_game(make(4, 9, 4), players(), seed=7)
+    assert result.hand_scores.shape == (4, 4) and len(result.went_out) == 4
+    for scores, seat in zip(result.hand_scores, result.went_out):
+        assert seat is None or scores[seat] == 0
+    again = play_game(dominoes_env.raw_env(4, 9, 4), players(), seed=7)
+    assert np.array_equal(again.hand_scores, result.hand_scores) and again.went_out == result.went_out
