@@ -549,6 +549,14 @@ def test_a_policy_from_weights_in_memory_plays_as_the_same_weights_from_a_file(s
         td_lambda.Checkpoint(checkpoint.theta[:-1], TINY)
 
 
+def test_an_evaluation_against_the_shipped_player_keeps_the_learner_apart():
+    shipped = td_lambda.load_checkpoint(td_lambda.shipped_checkpoint(make_config(4, 9)))
+    network = td_lambda.build_network(shipped.config, shipped.theta)
+    result = td_lambda.evaluate_network(network, shipped.config, "td_lambda", 8)
+    assert len(result.policies) == 2 and result.labels[1] == "td_lambda"
+    assert result.policies[0].hands == 8 and result.policies[1].hands == 24
+
+
 def test_every_public_name_resolves_and_the_training_ones_load_on_first_use():
     assert {"train", "ValueNetwork", "Traces", "TrainingLog"} <= set(dir(td_lambda))
     for name in td_lambda.__all__:

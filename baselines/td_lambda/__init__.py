@@ -46,7 +46,6 @@ from baselines.td_lambda.policy import NumpyValue, TDLambdaPolicy, predicted_fin
 if TYPE_CHECKING:
     from baselines.td_lambda.learner import (
         EVALUATION_SEED,
-        LearnerPolicy,
         Traces,
         TrainingLog,
         evaluate_network,
@@ -64,7 +63,7 @@ if TYPE_CHECKING:
 
 #: Names that need torch (or only serve training), and the module that defines each.
 _TRAINING_NAMES = {
-    "EVALUATION_SEED": "learner", "LearnerPolicy": "learner", "Traces": "learner", "TrainingLog": "learner",
+    "EVALUATION_SEED": "learner", "Traces": "learner", "TrainingLog": "learner",
     "evaluate_network": "learner", "seed_everything": "learner", "train": "learner",
     "ValueNetwork": "network", "build_network": "network",
     "HandRecord": "tables", "HandSource": "tables", "Table": "tables", "play_hands": "tables",
@@ -83,7 +82,6 @@ __all__ = [  # the training names are loaded on first use (see _TRAINING_NAMES)
     "Checkpoint",
     "HandRecord",
     "HandSource",
-    "LearnerPolicy",
     "LineFeatures",
     "NumpyValue",
     "TDLambdaConfig",

@@ -135,20 +135,16 @@ class Traces:
 
 
 # --------------------------------------------------------------------------- evaluation by the shared harness
-class LearnerPolicy(TDLambdaPolicy):
-    """The weights being trained, as a player for the harness (labelled apart from a ``td_lambda`` opponent)."""
-
-    name = "td_lambda (learning)"
-
-
 def evaluate_network(network: ValueNetwork, config: TDLambdaConfig, opponent: str, hands: int,
                      seed: int = EVALUATION_SEED) -> EvaluationResult:
     """Greedy play of the current weights in one seat against copies of `opponent` in the others.
 
     The shared harness plays every deal under all seat rotations; the learner is
-    ``result.policies[0]`` (listed first), the opponents' copies (pooled) ``result.policies[1]``.
+    ``result.policies[0]`` (listed first; its label names its in-memory checkpoint, so it
+    never shares a row with a ``td_lambda`` opponent), the opponents' copies (pooled)
+    ``result.policies[1]``.
     """
-    player = LearnerPolicy(config.num_players, config.highest_double, seed=seed,
+    player = TDLambdaPolicy(config.num_players, config.highest_double, seed=seed,
                            checkpoint=Checkpoint(network.weights(), config))
     return evaluate([player] + [opponent] * (config.num_players - 1), hands, seed=seed,
                     num_players=config.num_players, highest_double=config.highest_double)
