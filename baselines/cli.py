@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("baselines.demo", "play one seeded hand between random players, shown as text"),
@@ -20,9 +21,17 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``dominoes CMD: error: ...``), as every other
+    refusal of the command is; ``--help`` still shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(prog="dominoes", description="dominoes-env: play, evaluate, rank and train.")
+    parser = OneLineParser(prog="dominoes", description="dominoes-env: play, evaluate, rank and train.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in SUBCOMMANDS.items():
         commands.add_parser(name, help=help_text, add_help=False)
@@ -30,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv or ["--help"])
         return 2
     module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
-    sub = argparse.ArgumentParser(prog=f"dominoes {argv[0]}", description=SUBCOMMANDS[argv[0]][1])
+    sub = OneLineParser(prog=f"dominoes {argv[0]}", description=SUBCOMMANDS[argv[0]][1])
     module.add_arguments(sub)
     args = sub.parse_args(argv[1:])
     try:

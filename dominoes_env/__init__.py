@@ -19,7 +19,7 @@ from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 ENV_ID = "dominoes/dominoes-v0"
 
 

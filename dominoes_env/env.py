@@ -92,6 +92,24 @@ class DominoesEnv(AECEnv):
     with -1 for the offender and 0 for the others, as PettingZoo's classic games do.
 
     Randomness: only ``reset(seed=...)``; the same seed gives the same deals.
+
+    ``reset(seed=None, options=None)`` deals a new episode. ``options={"position": HandState}``
+    starts it from a given position instead (analysis, tests, replays), with
+    ``"hand_index"``, its number in the game (default N - h for engine (h|h)).
+
+    When a hand ends every agent's ``infos`` holds ``hand_index``, ``hand_scores`` (pips
+    left by seat), ``game_scores`` (totals so far) and ``went_out`` (the seat that played
+    its last tile, None if the hand was blocked), until the next hand ends.
+
+    Version history (the environment's name is ``dominoes_v0``; any change to what an
+    agent observes, its actions, rewards or the game's dynamics bumps the version):
+
+    - v0, dominoes-env 0.1.0: the game of docs/RULES.md, as above.
+    - v0, dominoes-env 0.2.0: same observations, actions, rewards and dynamics. The set's
+      keyword is ``highest_double`` (``highest_dominoe`` still works, with a
+      DeprecationWarning, until 0.3.0); ``reward`` and ``illegal_action`` are explicit
+      keyword-only arguments; a finished hand's ``infos`` add ``went_out``; a bad seed, or
+      ``step()`` before ``reset()`` or after the episode, is a ValueError that says so.
     """
 
     metadata: dict[str, Any] = {"name": "dominoes_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}

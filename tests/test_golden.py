@@ -1,15 +1,17 @@
 """Golden hands: 200 recorded deals with every legal set, move and final score.
 
-The hands come from the original implementation, replayed under RULES.md (see
-tests/data/golden_hands.jsonl and the format notes in the issue). Each one is replayed
-twice: through the engine (HandState) and through the wrapped PettingZoo env.
+The hands come from the original implementation, replayed under RULES.md; how they were
+produced, and their format, are written down next to them in tests/data/README.md. Each
+one is replayed twice: through the engine (HandState) and through the wrapped PettingZoo env.
 """
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
-from conftest import load_golden_hands, start_env_from_hand
+from conftest import DATA, load_golden_hands, start_env_from_hand
 
 import dominoes_env
 from dominoes_env.core import HandState, make_config
@@ -33,6 +35,18 @@ def test_golden_set_covers_what_it_promises():
     for n, highest in configs:
         numbers = {g["hand_number"] for g in GOLDEN if (g["num_players"], g["highest_dominoe"]) == (n, highest)}
         assert numbers == set(range(highest + 1))
+    # the table of tests/data/README.md: (players, N) -> (hands, went out, blocked)
+    documented = {(3, 6): (40, 35, 5), (4, 9): (40, 33, 7), (6, 12): (40, 35, 5), (2, 9): (40, 10, 30),
+                  (8, 12): (40, 35, 5)}
+    for (n, highest), (hands, out, blocked) in documented.items():
+        ends = [g["end"] for g in GOLDEN if (g["num_players"], g["highest_dominoe"]) == (n, highest)]
+        assert (len(ends), ends.count("out"), ends.count("blocked")) == (hands, out, blocked)
+
+
+def test_golden_file_is_the_recorded_one_unchanged():
+    """Its provenance (tests/data/README.md) names the recorded file by its checksum."""
+    digest = hashlib.sha256((DATA / "golden_hands.jsonl").read_bytes()).hexdigest()
+    assert digest in (DATA / "README.md").read_text()
 
 
 @pytest.mark.parametrize("record", GOLDEN, ids=IDS)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -486,13 +484,11 @@ def test_a_metadata_layer_of_a_billion_units_is_refused_before_anything_is_alloc
     huge = _rewrite(saved, td_lambda.load_checkpoint(saved).theta,
                     config=json.dumps({**config, "hidden_sizes": [10**9, 8]}))
     tracemalloc.start()
-    start = time.perf_counter()
     with pytest.raises(ValueError, match=r"rewritten.safetensors.*unreadable configuration.*hidden_sizes.*4096"):
         td_lambda.load_checkpoint(huge)
-    elapsed = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert elapsed < 1.0 and peak < 10 * 2**20
+    assert peak < 10 * 2**20  # refused from the metadata: nothing of the claimed size was allocated
 
 
 def test_a_format_1_checkpoint_without_checksum_still_loads_with_every_other_check(saved):
@@ -644,18 +640,13 @@ def test_bad_command_lines_get_one_error_line(arguments, tmp_path, capsys, other
     arguments = [replacements.get(argument, argument) for argument in arguments]
     if "--checkpoint-dir" not in arguments:
         arguments += ["--checkpoint-dir", str(tmp_path / "run")]
-    start = time.perf_counter()
     assert dominoes(["train", "td-lambda", "--no-progress", *arguments]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dominoes train: error: ") and err.count("\n") == 1, err
-    assert time.perf_counter() - start < 5  # refused before any training or allocation
-    assert not (tmp_path / "run" / "log.csv").exists()
+    assert not (tmp_path / "run" / "log.csv").exists()  # refused before any training
 
 
-def test_an_unwritable_checkpoint_directory_is_refused(tmp_path, capsys):
-    if os.geteuid() == 0:
-        pytest.skip("root writes anywhere; /proc stands in for an unwritable place above")
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    assert dominoes(["train", "td-lambda", "--checkpoint-dir", str(locked), "--no-progress"]) == 2
+def test_an_unwritable_checkpoint_directory_is_refused(capsys):
+    # /proc refuses new entries even to root (a chmod-ed directory would not stop root)
+    assert dominoes(["train", "td-lambda", "--checkpoint-dir", "/proc/td_lambda_run", "--no-progress"]) == 2
     assert "cannot be written to" in capsys.readouterr().err

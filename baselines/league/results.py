@@ -26,15 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baselines.league.schedule import plan_game
+from baselines.league.spec import LeagueError, LeagueSpec
+from dominoes_env import make_config
+
 fcntl: Any
 try:
     import fcntl
 except ImportError:  # Windows has no POSIX file locks
     fcntl = None
-
-from baselines.league.schedule import plan_game
-from baselines.league.spec import LeagueError, LeagueSpec
-from dominoes_env import make_config
 
 RESULTS_NAME = "results.jsonl"
 FORMAT = "dominoes-league-results"
