@@ -29,6 +29,7 @@ from typing import Any
 from baselines.league.schedule import plan_game
 from baselines.league.spec import LeagueError, LeagueSpec
 from dominoes_env import make_config
+from dominoes_env.core import validation
 
 fcntl: Any
 try:
@@ -294,9 +295,11 @@ def _column_sums(rows: Sequence[Sequence[int]]) -> tuple[int, ...]:
 
 
 def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    """A JSON integer (the package's one notion of an integer; true and 3.0 are not)."""
+    number = validation.as_integer(value)
+    if number is None:
         raise ValueError(f"expected an integer, got {value!r}")
-    return value
+    return number
 
 
 def _reason(error: Exception) -> str:

@@ -38,6 +38,7 @@ from dominoes_env.core import observation as layout
 from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig, make_config
 from dominoes_env.core.deprecation import renamed_keyword
+from dominoes_env.core.validation import as_integer
 
 
 @njit(cache=True)
@@ -166,9 +167,10 @@ def afterstate(observation: np.ndarray, action: int, num_players: int, highest_d
     if fields.views(vector)["whose_turn"][0] != 1:
         raise ValueError("the observation is not its player's turn to move (whose_turn[0] is 0)")
     legal = kernel.legal_actions(vector)
-    if not isinstance(action, (int, np.integer)) or isinstance(action, bool) or int(action) not in set(legal.tolist()):
+    value = as_integer(action)
+    if value is None or value not in set(legal.tolist()):
         raise ValueError(f"action {action!r} is not legal in this observation; legal actions: {legal.tolist()}")
-    return afterstates(vector, np.array([int(action)]), num_players, highest_double)[0][0]
+    return afterstates(vector, np.array([value]), num_players, highest_double)[0][0]
 
 
 @renamed_keyword
