@@ -15,7 +15,6 @@ import sys
 import time
 
 from baselines import options
-from baselines.league.games import warm_up
 from baselines.league.ratings import rate
 from baselines.league.report import text_table, write_report
 from baselines.league.results import GameRecord, read_results, results_path
@@ -30,9 +29,11 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
+from baselines.warmup import warm_up
 from dominoes_env.core.config import MAX_HANDS_PER_GAME
 
 DEFAULT_GAMES = 2000
+COMPILING = "compiling the rules engine and the policies (first run only; cached for the next runs) ..."
 DEFAULT_OUT = "league-out"
 
 
@@ -102,8 +103,8 @@ def _play(args: argparse.Namespace) -> str:
         policies = parse_policy_arguments(args.policies)
     spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed)
     print(f"league: {spec.describe()}")
-    warm_up(spec, announce=lambda: print("compiling the rules engine and the policies (first run only; "
-                                         "cached for the next runs) ...", flush=True))
+    warm_up([policy for policy, _ in spec.policies], spec.num_players, spec.highest_double,
+            announce=lambda: print(COMPILING, flush=True))
     print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")
     done = count_recorded(args.out)
     bar = _progress_bar(games, done, disabled=args.no_progress)

@@ -1,0 +1,108 @@
+"""Compile the rules engine and the policies' kernels once, before the real work starts.
+
+The engine and the policies are numba-compiled on first use, and numba keeps the machine
+code in a disk cache next to the sources. On a new machine (or after an upgrade) the first
+use compiles: seconds of work that used to happen inside the first game of every league
+worker at once, under a progress bar that promised hours. :func:`warm_up` does it first,
+in the calling process, with a notice when it is slow; workers forked afterwards inherit
+the compiled code, and spawned or Ray workers load it from the cache.
+
+When the cache is cold and there is a second core, half of the policies are compiled in a
+helper process at the same time (both write the shared disk cache), and this process then
+loads that half from the cache: about a third less waiting on two cores.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+import dominoes_env
+from baselines.play import play_game
+from baselines.specs import PolicySpec
+from dominoes_env.core import HandState, make_config, rules
+
+
+def warm_up(policies: Sequence[PolicySpec], num_players: int, highest_double: int,
+            announce: Callable[[], None] | None = None, after_seconds: float = 1.0) -> None:
+    """Play one hand with each policy so that everything they run is compiled (or loaded).
+
+    `announce` is called if this takes longer than `after_seconds`, which happens only
+    when it is really compiling, so the user learns why the command waits.
+    """
+    distinct = list(dict.fromkeys(policies))
+    with _announced_if_slow(announce, after_seconds):
+        if len(distinct) > 1 and _cores() > 1 and _cache_is_cold(num_players, highest_double):
+            helper = _context().Process(target=_play_once, args=(distinct[1::2], num_players, highest_double),
+                                        daemon=True)
+            helper.start()
+            _play_once(distinct[0::2], num_players, highest_double)
+            helper.join()
+        _play_once(distinct, num_players, highest_double)  # the helper's half now comes from the cache
+
+
+def _play_once(policies: Sequence[PolicySpec], num_players: int, highest_double: int) -> None:
+    """One hand per group of `num_players` policies (each policy sits at least once)."""
+    env = dominoes_env.raw_env(num_players, highest_double, num_hands=1)
+    for first in range(0, len(policies), num_players):
+        table = [policies[(first + k) % len(policies)] for k in range(num_players)]
+        with single_threaded_torch():
+            play_game(env, [policy.make(num_players, highest_double, seed=k) for k, policy in enumerate(table)], 0)
+
+
+def _cache_is_cold(num_players: int, highest_double: int) -> bool:
+    """Whether the rules engine had to be compiled (numba's cache statistics of one small kernel)."""
+    HandState.deal(make_config(num_players, highest_double), 0, np.random.default_rng(0)).scores()
+    return bool(rules.hand_scores.stats.cache_misses)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _context() -> Any:  # a multiprocessing context (typeshed's BaseContext lacks Process)
+    # fork starts the helper at once with everything imported; elsewhere spawn imports anew
+    method = "fork" if sys.platform == "linux" else "spawn"
+    return multiprocessing.get_context(method)
+
+
+@contextmanager
+def _announced_if_slow(announce: Callable[[], None] | None, after_seconds: float) -> Iterator[None]:
+    timer = threading.Timer(after_seconds, announce) if announce is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+@contextmanager
+def single_threaded_torch() -> Iterator[None]:
+    """Run torch-based policies (a user's trained model) on one thread while playing.
+
+    Their forward passes are tiny; torch's intra-op threads only fight the other workers
+    (measured here: a game took 40x longer with 2 threads on a busy machine). The
+    caller's setting is restored afterwards. Nothing happens when torch is not imported.
+    """
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else 1
+    if torch is not None and threads > 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if torch is not None and threads > 1:
+            torch.set_num_threads(threads)
