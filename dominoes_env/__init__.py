@@ -18,9 +18,12 @@ from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
+from dominoes_env.parallel import DominoesParallelEnv, parallel_env
+from dominoes_env.single_agent import SingleAgentEnv
 
 __version__ = "0.2.0"
-ENV_ID = "dominoes/dominoes-v0"
+ENV_ID = "dominoes/dominoes-v1"  #: PettingZoo's registry (AEC)
+GYMNASIUM_ID = "dominoes_env/Dominoes-v0"  #: Gymnasium's registry: the single-agent view
 
 
 @renamed_keyword
@@ -52,7 +55,12 @@ def layout_table(num_players: int = 4, highest_double: int = 9, num_hands: int =
 
 
 def _register() -> None:
-    """Register "dominoes/dominoes-v0" where PettingZoo has a registry (>= 1.27)."""
+    """Register the AEC env with PettingZoo (>= 1.27 has a registry) and the single-agent
+    view with Gymnasium (``gymnasium.make("dominoes_env/Dominoes-v0", opponents=...)``)."""
+    import gymnasium
+
+    if GYMNASIUM_ID not in gymnasium.registry:
+        gymnasium.register(id=GYMNASIUM_ID, entry_point="dominoes_env.single_agent:SingleAgentEnv")
     try:
         from pettingzoo import aec_registry, register
     except ImportError:
@@ -64,7 +72,7 @@ def _register() -> None:
 _register()
 
 __all__ = [
-    "DominoesEnv", "ENV_ID", "GameConfig", "HandState", "IllegalActionError", "afterstate", "decode_observation",
-    "describe_action",
+    "DominoesEnv", "DominoesParallelEnv", "ENV_ID", "GYMNASIUM_ID", "GameConfig", "HandState", "IllegalActionError",
+    "SingleAgentEnv", "afterstate", "decode_observation", "describe_action", "parallel_env",
     "env", "layout_table", "make_config", "raw_env",
 ]

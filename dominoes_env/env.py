@@ -20,23 +20,10 @@ from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer, layout_table
 from dominoes_env.core.render import render_table
+from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.validation import as_integer
 
-REWARD_MODES = ("score", "zero_sum", "rank")
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
-
-
-def hand_rewards(scores: np.ndarray, mode: str) -> np.ndarray:
-    """Per-seat rewards for one finished hand's pip counts (see :class:`DominoesEnv`)."""
-    scores = np.asarray(scores, dtype=np.float64)
-    n = scores.shape[0]
-    if mode == "score":
-        return -scores
-    if mode == "zero_sum":
-        return (scores.sum() - scores) / (n - 1) - scores
-    more = (scores[None, :] > scores[:, None]).sum(axis=1)
-    fewer = (scores[None, :] < scores[:, None]).sum(axis=1)
-    return (more - fewer) / (n - 1)
 
 
 class DominoesEnv(AECEnv):
@@ -112,7 +99,7 @@ class DominoesEnv(AECEnv):
       ``step()`` before ``reset()`` or after the episode, is a ValueError that says so.
     """
 
-    metadata: dict[str, Any] = {"name": "dominoes_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
@@ -237,11 +224,14 @@ class DominoesEnv(AECEnv):
             self.terminations = dict.fromkeys(self.agents, True)
 
     def _penalize(self, agent: str, action: Any) -> None:
+        game = self._game
+        penalty = illegal_action_penalty(self.config, self.reward_mode, game.hands_left)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        self.rewards[agent] = -1.0
+        self.rewards[agent] = penalty
         self.terminations = dict.fromkeys(self.agents, True)
-        self.infos[agent] = {"illegal_action": action}
+        self.infos[agent] = {"illegal_action": action, "penalty": penalty,
+                             "reason": game.hand.describe_illegal(action)}
         self._mask[:] = 0
         self._rewards_pending = True
         self._accumulate_rewards()

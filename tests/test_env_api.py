@@ -112,13 +112,13 @@ def test_render_shows_the_table():
 
 
 def test_registered_with_pettingzoo():
-    assert dominoes_env.ENV_ID == "dominoes/dominoes-v0"
-    env = pettingzoo.make("aec", "dominoes/dominoes-v0", num_players=3, highest_double=6)
+    assert dominoes_env.ENV_ID == "dominoes/dominoes-v1"
+    env = pettingzoo.make("aec", "dominoes/dominoes-v1", num_players=3, highest_double=6)
     assert isinstance(env, pettingzoo.AECEnv)
     env.reset(seed=1)
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
     assert env.action_space("player_0").n == 4 * 28 + 1
-    default = pettingzoo.make("aec", "dominoes/dominoes-v0")
+    default = pettingzoo.make("aec", "dominoes/dominoes-v1")
     assert len(default.possible_agents) == 4 and default.action_space("player_0").n == 5 * 55 + 1
 
 
@@ -465,22 +465,45 @@ def test_a_finished_hand_reports_who_went_out_to_every_agent():
     assert len(reported) == 3 and any(seat is not None for seat in reported)
 
 
-def test_penalize_ends_the_game_with_minus_one_for_the_offender():
-    env = started_env(illegal_action="penalize")
+@pytest.mark.parametrize("reward, num_hands", [("score", 1), ("zero_sum", 1), ("rank", 1), ("score", 3), ("rank", 3)])
+def test_penalize_ends_the_game_with_a_penalty_worse_than_any_legal_outcome(reward, num_hands):
+    env = dominoes_env.raw_env(4, 9, num_hands, reward=reward, illegal_action="penalize")
+    env.reset(seed=3)
     offender = env.agent_selection
-    env.step(masked_out_action(env))
+    action = masked_out_action(env)
+    env.step(action)
+    config = make_config(4, 9)
+    per_hand = -1.0 if reward == "rank" else -config.max_hand_pips  # the worst one hand can pay
+    penalty = env.rewards[offender]
+    assert penalty < per_hand * num_hands  # worse than the worst legal outcome of every hand left
+    assert env.infos[offender]["illegal_action"] == action and env.infos[offender]["penalty"] == penalty
+    assert "not legal" in env.infos[offender]["reason"]
     assert all(env.terminations.values())
-    assert {a: env.rewards[a] for a in env.possible_agents} == {a: -1.0 if a == offender else 0.0
+    assert {a: env.rewards[a] for a in env.possible_agents} == {a: penalty if a == offender else 0.0
                                                                 for a in env.possible_agents}
     for agent in env.possible_agents:
         assert not env.observe(agent)["action_mask"].any()
     seen = {}
     for agent in env.agent_iter():
-        _, reward, termination, _, _ = env.last()
+        _, reward_seen, termination, _, _ = env.last()
         assert termination
-        seen[agent] = reward
+        seen[agent] = reward_seen
         env.step(None)
-    assert seen == {a: -1.0 if a == offender else 0.0 for a in env.possible_agents}
+    assert seen == {a: penalty if a == offender else 0.0 for a in env.possible_agents}
+
+
+def test_the_worst_hand_bound_is_the_heaviest_hand_a_seat_can_hold():
+    config = make_config(4, 9)
+    assert config.max_hand_size == 14 and config.max_hand_pips == 202  # (9|9) 18 + (8|9) 17 + ... 14 tiles
+    paid = []
+    env = dominoes_env.raw_env(4, 9)
+    rng = np.random.default_rng(0)
+    for seed in range(30):
+        env.reset(seed=seed)
+        for _ in env.agent_iter():
+            paid.append(env.last()[1])
+            env.step(random_action(env, rng))
+    assert min(paid) < -20 and min(paid) > -config.max_hand_pips  # real hands pay less than the bound
 
 
 def test_penalize_still_plays_legal_moves_normally():

@@ -65,6 +65,12 @@ class GameConfig:
         return self.highest_double + 1
 
     @property
+    def max_hand_pips(self) -> int:
+        """The most pips one hand can hold: the heaviest :attr:`max_hand_size` tiles of the set."""
+        heaviest = sorted(self.tiles.pips.tolist(), reverse=True)
+        return int(sum(heaviest[:self.max_hand_size]))
+
+    @property
     def total_pips(self) -> int:
         """Pip sum of the whole set: an upper bound on any hand score."""
         n = self.highest_double

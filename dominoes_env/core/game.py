@@ -31,6 +31,7 @@ class Game:
         self.rng = rng
         self.totals = np.zeros(config.num_players, dtype=np.int64)
         self.hand_scores: list[np.ndarray] = []
+        self.ended_early = False
         if first_hand is None:
             self.hand_index = 0
             self.hand = HandState.deal(config, 0, rng)
@@ -47,7 +48,16 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return len(self.hand_scores) == self.num_hands
+        return self.ended_early or len(self.hand_scores) == self.num_hands
+
+    def end(self) -> None:
+        """End the game now, whatever is left (an illegal action under a penalty)."""
+        self.ended_early = True
+
+    @property
+    def hands_left(self) -> int:
+        """Hands not finished yet, the one being played included."""
+        return self.num_hands - len(self.hand_scores)
 
     @property
     def scores_before_hand(self) -> np.ndarray:

@@ -1,0 +1,298 @@
+"""One learning seat against policies in the other seats: the game as a Gymnasium environment.
+
+Most single-agent libraries (Stable-Baselines3, Tianshou, CleanRL-style loops) expect a
+``gymnasium.Env``: one agent, ``step(action) -> (observation, reward, terminated,
+truncated, info)``. This view gives them one seat of the table. Between two of the
+learner's moves the other seats are played by the opponents, so the reward of a step is
+everything the learner earned from its move up to its next one, including the end of a
+hand that an opponent's move brought about.
+
+It is a thin adapter over the rules core, as the AEC env is; rewards and the penalty for
+an illegal action come from :mod:`dominoes_env.core.rewards`, so a reward mode means the
+same thing in every view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from dominoes_env.core import validation
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, make_config
+from dominoes_env.core.deprecation import renamed_keyword
+from dominoes_env.core.errors import IllegalActionError
+from dominoes_env.core.game import Game
+from dominoes_env.core.observation import Observer
+from dominoes_env.core.render import render_table
+from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
+from dominoes_env.core.state import HandState
+
+OBSERVATION_MODES = ("vector", "dict")
+ILLEGAL_ACTION_MODES = ("penalize", "raise")
+
+
+class Player(Protocol):
+    """What an opponent must offer: the ``baselines.Policy`` interface."""
+
+    def reset(self) -> None: ...
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+
+
+#: An opponent: a policy spec (``"random"``, ``"best_line(max_line_length=6)"``,
+#: ``"td_lambda@run.safetensors"``), a ``baselines.specs.PolicySpec``, or a ready object
+#: with ``act(observation, action_mask)`` and ``reset()`` (a ``baselines.Policy``).
+Opponent = Any
+#: The opponents: one spec for every other seat (``"random"`` or ``"random:3"``), a
+#: sequence of n - 1 opponents, or a callable ``opponents(rng) -> sequence`` called at every
+#: reset with the env's generator (curricula, self-play against frozen copies).
+Opponents = str | Sequence[Opponent] | Callable[[np.random.Generator], Sequence[Opponent]]
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """Mexican-Train dominoes for one learning seat (Gymnasium API); the others play policies.
+
+    Args:
+        opponents: the other seats' players (see :data:`Opponents`); default three random
+            players. Named policies are built afresh at every reset, seeded from the env's
+            generator, so ``reset(seed=...)`` fixes them too; ready objects are used as they
+            are (their own generator is not reseeded). Opponent k sits k seats after the
+            learner.
+        num_players, highest_double, num_hands: the table and the episode length, as in
+            :func:`dominoes_env.env`.
+        seat: the learner's seat, or None (default) for a random seat at every reset. With
+            one-hand episodes the player who is dealt fewer tiles sits in a fixed seat, so
+            a fixed learning seat flatters (or handicaps) the learner.
+        reward: "score", "zero_sum" or "rank" (see :mod:`dominoes_env.core.rewards`), from
+            the learner's point of view; paid at the step after which a hand ended.
+        observation: "vector" (default: the int8 observation vector) or "dict"
+            (``{"observation": vector, "action_mask": mask}``).
+        illegal_action: "penalize" (default) ends the episode with a penalty worse than any
+            legal outcome (in every reward mode) and says so in ``info["illegal_action"]``,
+            ``info["penalty"]`` and ``info["reason"]``, so Gymnasium's ``check_env`` and
+            other checkers that send unmasked random actions run; "raise" raises
+            :class:`~dominoes_env.IllegalActionError` and changes nothing. A value that is not
+            an action of the space at all (a float, -1, too large) always raises.
+        render_mode: None, "ansi" or "human".
+
+    Legal moves: ``action_masks()`` (a bool array, as sb3-contrib's MaskablePPO expects) and
+    ``info["action_mask"]`` (int8). ``info`` also holds ``seat`` and, at the step after
+    which a hand ended, ``hand_scores``, ``game_scores`` and ``went_out``.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
+
+    @renamed_keyword
+    def __init__(self, opponents: Opponents = ("random", "random", "random"), num_players: int = 4,
+                 highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
+                 observation: str = "vector", illegal_action: str = "penalize",
+                 render_mode: str | None = None) -> None:
+        self.config = make_config(num_players, highest_double)
+        n = self.config.num_players
+        self.fixed_seat = None if seat is None else validation.integer("seat", seat, 0, n - 1)
+        self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
+        self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
+        self.observation_mode = validation.choice("observation", observation, OBSERVATION_MODES)
+        self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        if render_mode is not None:
+            validation.choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
+        self._opponents = opponents
+        if not callable(opponents) or isinstance(opponents, str):
+            self._check_opponents(_opponent_list(opponents, n), build=True)
+        self.observer = Observer(self.config, self.num_hands)
+        vector = spaces.Box(0, 1, (self.observer.size,), np.int8)
+        mask = spaces.Box(0, 1, (self.config.num_actions,), np.int8)
+        self.observation_space = vector if self.observation_mode == "vector" else \
+            spaces.Dict({"observation": vector, "action_mask": mask})
+        self.action_space = spaces.Discrete(self.config.num_actions)
+        self.game: Game | None = None
+        self.seat = 0
+        self.players: list[Player | None] = []
+        self._mask = np.zeros(self.config.num_actions, dtype=np.int8)
+
+    # ------------------------------------------------------------------ opponents
+    def _check_opponents(self, opponents: list[Opponent], build: bool = False) -> list[Player]:
+        """The n - 1 opponents as players (named ones built, seeded from the env's generator)."""
+        n = self.config.num_players
+        if len(opponents) != n - 1:
+            raise ValueError(f"{n} players need {n - 1} opponents, got {len(opponents)}")
+        seeds = (np.random.default_rng(0) if build else self.np_random).integers(2**63, size=len(opponents))
+        return [_player(opponent, self.config.num_players, self.config.highest_double, int(seed))
+                for opponent, seed in zip(opponents, seeds)]
+
+    def _episode_opponents(self) -> list[Player]:
+        chosen = self._opponents
+        if callable(chosen) and not isinstance(chosen, str):
+            chosen = chosen(self.np_random)
+        return self._check_opponents(_opponent_list(chosen, self.config.num_players))
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[Any, dict[str, Any]]:
+        """Deal a new episode (a random learner seat unless fixed) and play the opponents up
+        to the learner's first move.
+
+        ``options``: ``{"position": HandState, "hand_index": k}`` starts from a position, as
+        the AEC env's reset does; ``{"seat": s}`` fixes the learner's seat for this episode.
+        """
+        super().reset(seed=validation.seed("seed", seed))
+        options = dict(options or {})
+        n = self.config.num_players
+        if "seat" in options:
+            self.seat = validation.integer("seat", options["seat"], 0, n - 1)
+        elif self.fixed_seat is not None:
+            self.seat = self.fixed_seat
+        else:
+            self.seat = int(self.np_random.integers(n))
+        opponents = self._episode_opponents()
+        self.players = [None] * n
+        for k, player in enumerate(opponents, start=1):
+            self.players[(self.seat + k) % n] = player
+        position = options.get("position")
+        if position is not None and not isinstance(position, HandState):
+            raise ValueError(f"options['position'] must be a HandState, got {position!r}")
+        self.game = Game(self.config, self.num_hands, self.np_random, position, options.get("hand_index"))
+        self._reset_opponents()
+        self._finished: dict[str, Any] = {}
+        self._play_opponents()
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        game = self._game
+        if game.is_over:
+            raise IllegalActionError(f"step({action!r}) refused: the episode is over; call reset()")
+        value = validation.as_integer(action)
+        if value is None or not 0 <= value < self.config.num_actions:
+            raise IllegalActionError(f"action {action!r} is not an action of this env: actions are integers "
+                                     f"0..{self.config.num_actions - 1}; {game.hand.describe_illegal(action)}")
+        if self._mask[value] != 1:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(f"seat {self.seat}: {game.hand.describe_illegal(value)}")
+            return self._penalize(value)
+        self._finished = {}
+        reward = self._apply(value) + self._play_opponents()
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, game.is_over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool array (all False once the episode is over)."""
+        return self._mask.astype(bool)
+
+    # ------------------------------------------------------------------ playing
+    @property
+    def _game(self) -> Game:
+        if self.game is None:
+            raise IllegalActionError("no episode yet: call reset() first")
+        return self.game
+
+    def _apply(self, action: int) -> float:
+        """Play `action` for the seat to move; the learner's reward if it ended a hand (whose
+        result then goes into the step's info)."""
+        game = self._game
+        hand, hand_index = game.hand, game.hand_index
+        finished = game.apply(action, checked=True)
+        if finished is None:
+            return 0.0
+        self._finished = {"hand_index": hand_index, "hand_scores": finished.tolist(),
+                          "game_scores": game.totals.tolist(), "went_out": hand.went_out}
+        if not game.is_over:
+            self._reset_opponents()
+        return float(hand_rewards(finished, self.reward_mode)[self.seat])
+
+    def _play_opponents(self) -> float:
+        """Opponents move until the learner's turn or the end of the episode; the learner's reward."""
+        game = self._game
+        reward = 0.0
+        while not game.is_over and game.hand.current_player != self.seat:
+            seat = game.hand.current_player
+            hand = game.hand
+            player = self.players[seat]
+            assert player is not None
+            action = player.act(self.observer.encode(hand.state, seat, game.scores_before_hand),
+                                hand.legal_mask())
+            if not hand.is_legal(action):
+                raise IllegalActionError(f"the opponent in seat {seat} ({player!r}) played an illegal action: "
+                                         f"{hand.describe_illegal(action)}")
+            reward += self._apply(int(action))
+        if game.is_over:
+            self._mask[:] = 0
+        else:
+            game.hand.legal_mask(out=self._mask)
+        return reward
+
+    def _reset_opponents(self) -> None:
+        for player in self.players:
+            if player is not None:
+                player.reset()
+
+    def _penalize(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        game = self._game
+        penalty = illegal_action_penalty(self.config, self.reward_mode, game.hands_left)
+        reason = game.hand.describe_illegal(action)
+        game.end()
+        self._mask[:] = 0
+        self._finished = {"illegal_action": action, "penalty": penalty, "reason": reason}
+        return self._observation(), penalty, True, False, self._info()
+
+    def _observation(self) -> Any:
+        game = self._game
+        vector = self.observer.encode(game.hand.state, self.seat, game.scores_before_hand)
+        if self.observation_mode == "vector":
+            return vector
+        return {"observation": vector, "action_mask": self._mask.copy()}
+
+    def _info(self) -> dict[str, Any]:
+        return {"seat": self.seat, "action_mask": self._mask.copy(), **self._finished}
+
+    # ------------------------------------------------------------------ display
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        game = self._game
+        scores = game.scores_before_hand if self.num_hands > 1 else None
+        text = render_table(game.hand, game.hand_index, self.num_hands, scores) + f"\n(learner: player_{self.seat})"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+def _opponent_list(opponents: Any, num_players: int) -> list[Opponent]:
+    """A spec string stands for every other seat (``"random"``) or says how many (``"random:3"``)."""
+    if isinstance(opponents, str):
+        from baselines.specs import parse  # the registry of named policies lives in baselines
+
+        spec, copies = parse(opponents, default_copies=num_players - 1)
+        return [spec] * copies
+    if isinstance(opponents, Sequence):
+        return list(opponents)
+    raise ValueError(f"opponents must be a policy spec, a sequence of {num_players - 1} opponents, or a "
+                     f"callable returning one per episode; got {opponents!r}")
+
+
+def _player(opponent: Opponent, num_players: int, highest_double: int, seed: int) -> Player:
+    """A ready player: built from a spec (name or PolicySpec), or an object with act() and reset()."""
+    from baselines.specs import PolicySpec, parse
+
+    if isinstance(opponent, str):
+        spec, copies = parse(opponent)
+        if copies != 1:
+            raise ValueError(f"opponent {opponent!r}: in a list each entry is one opponent; write it {copies} times")
+        opponent = spec
+    if isinstance(opponent, PolicySpec):
+        return opponent.make(num_players, highest_double, seed=seed)
+    if callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "reset", None)):
+        config = getattr(opponent, "config", None)
+        if config is not None and (config.num_players, config.highest_double) != (num_players, highest_double):
+            raise ValueError(f"opponent {opponent!r} was built for {config.num_players} players, "
+                             f"double-{config.highest_double}, not {num_players} players, double-{highest_double}")
+        return opponent
+    raise ValueError(f"cannot seat {opponent!r} as an opponent: give a policy spec ('random', "
+                     f"'best_line(max_line_length=6)'), a PolicySpec, or an object with act() and reset()")
