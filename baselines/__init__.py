@@ -10,6 +10,7 @@ Nothing here imports torch: learned policies register themselves only when their
 """
 
 from baselines.evaluate import evaluate
-from baselines.policy import Policy, make_policy, policy_names, policy_parameters, register_policy
+from baselines.policy import Policy
+from baselines.registry import make_policy, policy_names, policy_parameters, register_policy
 
 __all__ = ["Policy", "evaluate", "make_policy", "policy_names", "policy_parameters", "register_policy"]

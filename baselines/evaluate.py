@@ -43,7 +43,8 @@ import numpy as np
 from baselines import options, specs
 from baselines.outcomes import hand_win_shares, went_out_shares
 from baselines.play import play_game
-from baselines.policy import Policy, spec_name
+from baselines.policy import Policy
+from baselines.registry import spec_name
 from baselines.seating import deals_needed, fair_tables, rotate
 from baselines.specs import PolicySpec
 from baselines.statistics import ci95_half_width

@@ -30,7 +30,8 @@ from baselines.chain_search import (
     search_best_chain,
     value_in_hand_of,
 )
-from baselines.policy import Policy, SeedLike, register_policy
+from baselines.policy import Policy, SeedLike
+from baselines.registry import register_policy
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
 

@@ -1,4 +1,5 @@
-"""The one interface every policy implements, and the registry that makes them by name.
+"""The one interface every policy implements (the registry that makes them by name is
+:mod:`baselines.registry`).
 
 A policy is a plain object: it sees what the environment gives its player (the
 observation vector and the action mask) and returns an action. It never owns the game
@@ -9,8 +10,6 @@ plays in the evaluation harness, the league, or a user's own loop.
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import inspect
 import warnings
 from abc import ABC, abstractmethod
@@ -25,8 +24,6 @@ from dominoes_env.core.config import GameConfig
 from dominoes_env.core.deprecation import renamed_keyword
 
 SeedLike = int | np.random.Generator | None
-
-_REGISTRY: dict[str, type[Policy]] = {}
 
 
 class Policy(ABC):
@@ -103,6 +100,8 @@ class Policy(ABC):
         Results are reported under this label, so two differently built policies never
         share a row, and a policy gets the same label in Python and on the command line.
         """
+        from baselines.registry import spec_name  # the registry imports this module
+
         return PolicySpec.of(spec_name(type(self)), self.parameters).label
 
     @classmethod
@@ -120,13 +119,6 @@ class Policy(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_players={self.num_players}, highest_double={self.highest_double})"
-
-
-def spec_name(cls: type[Policy]) -> str:
-    """The name a spec uses for `cls`: its registered name, else its import path ``module.Class``."""
-    if _REGISTRY.get(cls.name) is cls:
-        return cls.name
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -165,90 +157,3 @@ def _old_style_init(cls: type, init: Callable[..., None]) -> Callable[..., None]
         init(self, *args, **kwargs)
 
     return translate
-
-
-def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
-    """Class decorator: make a Policy subclass available to :func:`make_policy` under `name`."""
-
-    def decorate(cls: type[Policy]) -> type[Policy]:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise ValueError(f"a policy named {name!r} is already registered ({_REGISTRY[name].__name__})")
-        cls.name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return decorate
-
-
-def policy_names() -> list[str]:
-    """Names :func:`make_policy` accepts, sorted (learners only where their extra is installed)."""
-    _load_builtin_policies()
-    available = {name for name, (_, needs) in _LAZY_POLICIES.items() if _installed(needs)}
-    return sorted(set(_REGISTRY) | available)
-
-
-def policy_parameters(name: str) -> dict[str, Any]:
-    """The tunable parameters of a policy and their defaults."""
-    cls = _policy_class(name)
-    signature = inspect.signature(cls.__init__)
-    skip = {"self", "num_players", "highest_double", "highest_dominoe", "seed"}
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name: p.default for p in signature.parameters.values() if p.name not in skip and p.kind in named}
-
-
-@renamed_keyword
-def make_policy(name: str, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
-                **params: Any) -> Policy:
-    """Make a registered policy by name, e.g. ``make_policy("greedy", 4, 9, seed=0)``.
-
-    Raises:
-        ValueError: an unknown name or parameter (the message lists what exists).
-    """
-    cls = _policy_class(name)
-    known = policy_parameters(name)
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        listing = ", ".join(f"{k}={v!r}" for k, v in known.items()) or "none"
-        raise ValueError(f"policy {name!r} has no parameter(s) {unknown}; its parameters are: {listing}")
-    return cls(num_players=num_players, highest_double=highest_double, seed=seed, **params)
-
-
-def policy_class(name: str) -> type[Policy]:
-    """The Policy subclass registered under `name` (importing a learner's module on demand).
-
-    Raises:
-        ValueError: an unknown name (the message lists the known ones), or a learner whose
-            optional dependencies are not installed (the message says what to install).
-    """
-    return _policy_class(name)
-
-
-def _policy_class(name: str) -> type[Policy]:
-    _load_builtin_policies()
-    if name not in _REGISTRY and name in _LAZY_POLICIES:
-        module, needs = _LAZY_POLICIES[name]
-        if not _installed(needs):
-            raise ValueError(f"policy {name!r} needs {', '.join(needs)}: pip install 'dominoes-env[league]'")
-        importlib.import_module(module)
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(policy_names())}")
-    return _REGISTRY[name]
-
-
-def _load_builtin_policies() -> None:
-    """Import the modules that register the hand-crafted policies (lazily, to avoid import cycles)."""
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(module)
-
-
-def _installed(packages: tuple[str, ...]) -> bool:
-    return all(importlib.util.find_spec(package) is not None for package in packages)
-
-
-# Modules that register policies when imported: the hand-crafted ones always; learners
-# only when asked for by name, so that listing or making a hand-crafted policy never pays
-# for importing torch.
-_BUILTIN_MODULES: list[str] = ["baselines.handcrafted"]
-_LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "td_lambda": ("baselines.td_lambda", ("safetensors",)),  # acts in numpy; training needs the torch extra
-}

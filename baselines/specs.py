@@ -84,19 +84,29 @@ class PolicySpec:
         checkpoint = params.pop("checkpoint", None)
         text = self.name
         if params:
-            text += "(" + ", ".join(f"{key}={value!r}" for key, value in params.items()) + ")"
+            text += "(" + ", ".join(f"{key}={_shown(value)}" for key, value in params.items()) + ")"
         if checkpoint is not None:
             text += f"@{checkpoint}" if isinstance(checkpoint, str) else f"(checkpoint={checkpoint!r})"
         return text
 
     def make(self, num_players: int, highest_double: int, seed: Any = None) -> Any:
         """Construct the policy (through the registry)."""
-        from baselines.policy import make_policy
+        from baselines.registry import make_policy
 
         return make_policy(self.name, num_players, highest_double, seed=seed, **self.kwargs)
 
     def __str__(self) -> str:
         return self.label
+
+
+def _shown(value: Any) -> str:
+    """A parameter value in a label: a literal as Python writes it; an object (a model in
+    memory) by its type and identity, so two different objects never share a label."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return repr(value)
+    if isinstance(value, tuple) and all(item is None or isinstance(item, str | int | float | bool) for item in value):
+        return repr(value)
+    return f"<{type(value).__name__} {id(value):#x}>"
 
 
 def parse(text: str, default_copies: int = 1) -> tuple[PolicySpec, int]:

@@ -22,7 +22,7 @@ import numpy as np
 import dominoes_env
 from baselines.chain_search import best_chain
 from baselines.play import play_game
-from baselines.policy import make_policy
+from baselines.registry import make_policy
 from dominoes_env.core import HandState, make_config
 
 POLICIES = ("random", "greedy", "stupid", "double", "best_line", "persistent_line")

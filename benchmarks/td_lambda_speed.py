@@ -24,7 +24,7 @@ import numpy as np
 import dominoes_env
 from baselines import td_lambda
 from baselines.play import play_game
-from baselines.policy import make_policy
+from baselines.registry import make_policy
 
 REFERENCE_HANDS_PER_S = {"basic": 5.0, "line": 0.5}
 TARGET_RATIO = 50.0

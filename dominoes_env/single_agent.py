@@ -57,8 +57,8 @@ class SingleAgentEnv(gymnasium.Env):
     """Mexican-Train dominoes for one learning seat (Gymnasium API); the others play policies.
 
     Args:
-        opponents: the other seats' players (see :data:`Opponents`); default three random
-            players. Named policies are built afresh at every reset, seeded from the env's
+        opponents: the other seats' players (see :data:`Opponents`); default ``"random"``, a
+            random player in every other seat (``("random", "random", "random")`` at 4 players). Named policies are built afresh at every reset, seeded from the env's
             generator, so ``reset(seed=...)`` fixes them too; ready objects are used as they
             are (their own generator is not reseeded). Opponent k sits k seats after the
             learner.
@@ -87,7 +87,7 @@ class SingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
 
     @renamed_keyword
-    def __init__(self, opponents: Opponents = ("random", "random", "random"), num_players: int = 4,
+    def __init__(self, opponents: Opponents = "random", num_players: int = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize",
                  render_mode: str | None = None) -> None:

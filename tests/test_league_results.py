@@ -286,7 +286,7 @@ def test_the_default_league_is_the_original_one_plus_the_td_player():
 
 
 def test_a_default_league_whose_td_player_fails_to_load_stops_loudly(monkeypatch):
-    from baselines.policy import policy_class
+    from baselines.registry import policy_class
 
     cls = policy_class("td_lambda")
 

@@ -16,7 +16,8 @@ from baselines.league.ratings import rate
 from baselines.league.results import read_results, results_path
 from baselines.league.runner import run_league
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
-from baselines.policy import Policy, policy_names, register_policy
+from baselines.policy import Policy
+from baselines.registry import policy_names, register_policy
 
 
 @register_policy("league_test_heaviest")
@@ -263,6 +264,6 @@ def test_a_failing_game_names_the_game_and_its_players(tmp_path, monkeypatch):
         raise ValueError("illegal action 999")
 
     monkeypatch.setattr("baselines.league.games.play_game", broken)
-    with pytest.raises(RuntimeError, match=r"game 0 of the league \(seats: \['league_test_.*illegal action 999"):
+    with pytest.raises(LeagueError, match=r"game 0 of the league \(seats: \['league_test_.*illegal action 999"):
         run_league(SPEC, 3, tmp_path, workers=1)
     assert read_results(results_path(tmp_path)).records == ()

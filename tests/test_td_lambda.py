@@ -23,7 +23,7 @@ from baselines import train as train_command  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.evaluate import evaluate  # noqa: E402
 from baselines.play import play_game  # noqa: E402
-from baselines.policy import make_policy  # noqa: E402
+from baselines.registry import make_policy  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core.observation import observation_fields  # noqa: E402
 
@@ -567,7 +567,7 @@ sys.modules["torch"] = None  # any `import torch` now fails
 import baselines.td_lambda
 import dominoes_env
 from baselines.play import play_game
-from baselines.policy import make_policy
+from baselines.registry import make_policy
 policies = [make_policy("td_lambda", seed=0)] + [make_policy("random", seed=seat) for seat in range(3)]
 result = play_game(dominoes_env.raw_env(4, 9), policies, seed=0)
 assert result.hand_scores.shape == (1, 4)

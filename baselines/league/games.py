@@ -7,12 +7,13 @@ the next and any worker can play any game with the same result.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import dominoes_env
 from baselines.league.results import GameRecord
 from baselines.league.schedule import plan_game
-from baselines.league.spec import LeagueSpec
+from baselines.league.spec import LeagueError, LeagueSpec
 from baselines.play import play_game
 from baselines.warmup import single_threaded_torch
 
@@ -29,13 +30,13 @@ class GamePlayer:
         plan = plan_game(spec, game)
         seated = [spec.entries[entry] for entry in plan.seats]
         labels = tuple(policy.label for policy in seated)
-        policies = [policy.make(spec.num_players, spec.highest_double, seed)
-                    for policy, seed in zip(seated, plan.policy_seeds)]
         try:
+            policies = [policy.make(spec.num_players, spec.highest_double, seed)
+                        for policy, seed in zip(seated, plan.policy_seeds)]
             result = play_game(self.env, policies, plan.deal_seed)
         except Exception as error:  # say which game and which players, then stop the league
-            raise RuntimeError(f"game {game} of the league (seats: {list(labels)}, deal seed {plan.deal_seed}) "
-                               f"failed: {type(error).__name__}: {error}") from error
+            raise LeagueError(f"game {game} of the league (seats: {list(labels)}, deal seed {plan.deal_seed}) "
+                              f"failed: {type(error).__name__}: {error}") from error
         hand_scores = tuple(tuple(int(x) for x in hand) for hand in result.hand_scores)
         return GameRecord(
             game=game, seed=plan.deal_seed, seats=plan.seats, policies=labels,
@@ -46,11 +47,17 @@ class GamePlayer:
 _player: GamePlayer | None = None
 
 
-def play_games(spec: LeagueSpec, games: Sequence[int]) -> list[GameRecord]:
+def play_games(spec: LeagueSpec, games: Sequence[int], search_path: Sequence[str] = ()) -> list[GameRecord]:
     """Play `games` of `spec` in this process (the unit of work of every backend).
 
-    The environment is kept between calls for the same league, so a worker pays for it once.
+    `search_path`: directories put on ``sys.path`` first, so that a policy named by its
+    import path resolves in every worker as it did where the league was started (a spawned
+    or Ray worker does not start in, or with, the caller's current directory). The
+    environment is kept between calls for the same league, so a worker pays for it once.
     """
+    for directory in reversed(search_path):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
     global _player
     if _player is None or _player.spec != spec:
         _player = GamePlayer(spec)

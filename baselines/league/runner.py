@@ -26,6 +26,7 @@ from contextlib import closing
 from baselines.league.games import play_games
 from baselines.league.results import GameRecord, open_results, results_path
 from baselines.league.spec import LeagueError, LeagueSpec
+from baselines.registry import importable_current_directory
 from dominoes_env.core import validation
 
 BACKENDS = ("local", "ray")
@@ -75,14 +76,22 @@ def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend
     done = {record.game for record in recorded}
     missing = [game for game in range(games) if game not in done]
     played: list[GameRecord] = []
-    source = _chunk_source(backend, spec, _chunks(missing, workers), workers, ray_address)
+    search_path = (importable_current_directory(),)  # where the parent resolved import-path policies
+    source = _chunk_source(backend, spec, _chunks(missing, workers), workers, ray_address, search_path)
     with writer, closing(source):  # closing stops the workers at once if recording fails or is interrupted
-        for chunk in source:
-            for record in chunk:
-                writer.append(record)
-                played.append(record)
-                if on_game is not None:
-                    on_game(record)
+        try:
+            for chunk in source:
+                for record in chunk:
+                    writer.append(record)
+                    played.append(record)
+                    if on_game is not None:
+                        on_game(record)
+        except LeagueError:
+            raise
+        except Exception as error:  # a worker died (or Ray wrapped its error): one line, every game kept
+            cause = getattr(error, "cause", None) or error
+            first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+            raise LeagueError(f"a league worker failed: {type(cause).__name__}: {first}") from error
     return tuple(sorted((*recorded, *played), key=lambda record: record.game))
 
 
@@ -104,12 +113,12 @@ def _chunks(games: Sequence[int], workers: int) -> list[list[int]]:
 
 
 def _chunk_source(backend: str, spec: LeagueSpec, chunks: list[list[int]], workers: int,
-                  ray_address: str | None) -> ChunkSource:
+                  ray_address: str | None, search_path: tuple[str, ...]) -> ChunkSource:
     if backend == "ray":
-        return _ray_chunks(spec, chunks, workers, ray_address)
+        return _ray_chunks(spec, chunks, workers, ray_address, search_path)
     if workers == 1 or len(chunks) <= 1:
         return _in_process_chunks(spec, chunks)
-    return _pool_chunks(spec, chunks, workers)
+    return _pool_chunks(spec, chunks, workers, search_path)
 
 
 def _in_process_chunks(spec: LeagueSpec, chunks: list[list[int]]) -> ChunkSource:
@@ -117,15 +126,20 @@ def _in_process_chunks(spec: LeagueSpec, chunks: list[list[int]]) -> ChunkSource
         yield play_games(spec, chunk)
 
 
-def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int) -> ChunkSource:
+def start_method() -> str:
+    """fork starts a worker in milliseconds with everything (numba's compiled rules, the
+    policies) already imported; elsewhere spawn imports once per worker."""
     import multiprocessing
 
-    # fork starts a worker in milliseconds with everything (numba's compiled rules, the
-    # policies) already imported; elsewhere spawn imports once per worker.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
-    context = multiprocessing.get_context(method)
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
+
+
+def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, search_path: tuple[str, ...]) -> ChunkSource:
+    import multiprocessing
+
+    context = multiprocessing.get_context(start_method())
     with context.Pool(min(workers, len(chunks)), initializer=_init_worker) as pool:
-        yield from pool.imap(_play_chunk, [(spec, chunk) for chunk in chunks])
+        yield from pool.imap(_play_chunk, [(spec, chunk, search_path) for chunk in chunks])
 
 
 def _init_worker() -> None:
@@ -133,12 +147,13 @@ def _init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _play_chunk(task: tuple[LeagueSpec, list[int]]) -> list[GameRecord]:
-    spec, games = task
-    return play_games(spec, games)
+def _play_chunk(task: tuple[LeagueSpec, list[int], tuple[str, ...]]) -> list[GameRecord]:
+    spec, games, search_path = task
+    return play_games(spec, games, search_path)
 
 
-def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address: str | None) -> ChunkSource:
+def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address: str | None,
+                search_path: tuple[str, ...]) -> ChunkSource:
     try:
         import ray
     except ImportError:
@@ -156,7 +171,7 @@ def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address
         pending = iter(chunks)
         window = 4 * max(1, int(ray.cluster_resources().get("CPU", workers)))
         for chunk in pending:
-            in_flight.append(remote_play.remote(spec_ref, chunk))
+            in_flight.append(remote_play.remote(spec_ref, chunk, search_path))  # type: ignore[call-arg]
             if len(in_flight) >= window:
                 yield ray.get(in_flight.popleft())
         while in_flight:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from baselines import specs
-from baselines.policy import policy_class
+from baselines.registry import policy_class
 from baselines.specs import PolicySpec, SpecError
 from dominoes_env import make_config
 from dominoes_env.core import validation

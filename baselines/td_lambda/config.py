@@ -347,7 +347,7 @@ def check_opponents(config: TDLambdaConfig) -> None:
     Raises:
         ValueError: naming the unknown opponents and the known ones.
     """
-    from baselines.policy import policy_names
+    from baselines.registry import policy_names
 
     known = set(policy_names())
     unknown = config.opponent_names() - known

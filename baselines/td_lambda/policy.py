@@ -18,7 +18,8 @@ from typing import Any, Protocol
 import numpy as np
 from numba import njit
 
-from baselines.policy import Policy, SeedLike, register_policy
+from baselines.policy import Policy, SeedLike
+from baselines.registry import register_policy
 from baselines.td_lambda.architecture import LAYER_NORM_EPS, Architecture
 from baselines.td_lambda.checkpoint import (
     Checkpoint,

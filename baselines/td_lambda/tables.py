@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from baselines.policy import Policy, make_policy
+from baselines.policy import Policy
+from baselines.registry import make_policy
 from baselines.td_lambda.config import SELF_PLAY, TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures
 from baselines.td_lambda.policy import ValueFunction, predicted_final_pips

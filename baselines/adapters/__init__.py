@@ -1,0 +1,53 @@
+"""Adapters that turn a trained model into a :class:`~baselines.policy.Policy`, so that a user's
+agent plays in ``dominoes evaluate`` and the league beside the shipped baselines.
+
+- :class:`FunctionPolicy`: any ``predict(observation, action_mask) -> action`` function.
+- :mod:`baselines.adapters.sb3`: sb3-contrib's MaskablePPO (the ``maskable_ppo`` policy,
+  ``maskable_ppo@model.zip`` on the command line; needs the ``sb3`` extra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from baselines.policy import Policy, SeedLike
+
+Predict = Callable[[np.ndarray, np.ndarray], Any]
+
+
+class FunctionPolicy(Policy):
+    """A policy that asks a function for each move: ``predict(observation, action_mask) -> action``.
+
+    Use it for a model of any library in a few lines, e.g. for Tianshou or TorchRL::
+
+        policy = FunctionPolicy(4, 9, predict=lambda obs, mask: my_model.best_action(obs, mask),
+                                label="my_model")
+        evaluate([policy, "random", "random", "random"], num_hands=2000)
+
+    The action it returns is checked against the mask (an illegal answer is a ValueError
+    naming the label, never silently replaced).
+    """
+
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+                 predict: Predict | None = None, label: str = "function") -> None:
+        super().__init__(num_players, highest_double, seed)
+        if not callable(predict):
+            raise ValueError(f"FunctionPolicy needs predict=callable(observation, action_mask) -> action, "
+                             f"got {predict!r}")
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"label must be a non-empty string, got {label!r}")
+        self.predict = predict
+        self._label = label
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        action = int(np.asarray(self.predict(observation, action_mask)).reshape(()))
+        if not 0 <= action < action_mask.shape[0] or not action_mask[action]:
+            raise ValueError(f"policy {self._label!r} chose action {action}, which its mask does not allow")
+        return action

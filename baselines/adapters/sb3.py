@@ -1,0 +1,79 @@
+"""sb3-contrib's MaskablePPO as a policy: ``maskable_ppo@model.zip`` in ``dominoes evaluate`` and the league.
+
+A model trained on :class:`dominoes_env.SingleAgentEnv` (flat or dict observations) plays
+through its own ``predict`` with the action mask, deterministically by default. The model
+file is loaded once per file version (the league makes fresh policies for every game).
+Needs ``pip install 'dominoes-env[sb3]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from baselines.policy import Policy, SeedLike
+from baselines.registry import register_policy
+from dominoes_env.core import validation
+from dominoes_env.core.config import GameConfig
+from dominoes_env.core.observation import observation_layout
+
+
+@lru_cache(maxsize=8)
+def _load(resolved: str, modified_ns: int, size: int) -> Any:
+    from sb3_contrib import MaskablePPO
+
+    try:
+        return MaskablePPO.load(resolved, device="cpu")
+    except Exception as error:  # a zip that is not a MaskablePPO model, a damaged file, ...
+        raise ValueError(f"maskable_ppo model {resolved!r} cannot be loaded: {type(error).__name__}: "
+                         f"{error}") from None
+
+
+@register_policy("maskable_ppo")
+class MaskablePPOPolicy(Policy):
+    """Plays a trained sb3-contrib MaskablePPO model.
+
+    Args:
+        checkpoint: the model file written by ``model.save(...)`` (a .zip).
+        model: a MaskablePPO model in memory instead (e.g. right after training).
+        deterministic: take the most likely legal action (default) or sample one.
+    """
+
+    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+                 checkpoint: str | os.PathLike[str] | None = None, model: Any = None,
+                 deterministic: bool = True) -> None:
+        super().__init__(num_players, highest_double, seed)
+        self.deterministic = validation.flag("deterministic", deterministic)
+        if (checkpoint is None) == (model is None):
+            raise ValueError("maskable_ppo needs exactly one of checkpoint=PATH (maskable_ppo@model.zip) or "
+                             "model=a MaskablePPO model")
+        if model is None:
+            path = Path(checkpoint).expanduser().resolve()  # type: ignore[arg-type]
+            if not path.is_file():
+                raise ValueError(f"maskable_ppo model {str(path)!r} does not exist")
+            stat = path.stat()
+            model = _load(str(path), stat.st_mtime_ns, stat.st_size)
+        self.model = model
+        self._dict_observation = _check_spaces(model, self.config)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        seen: Any = {"observation": observation, "action_mask": action_mask} if self._dict_observation else observation
+        action, _ = self.model.predict(seen, action_masks=action_mask.astype(bool), deterministic=self.deterministic)
+        return int(np.asarray(action).reshape(()))
+
+
+def _check_spaces(model: Any, config: GameConfig) -> bool:
+    """Refuse a model trained for another table; return whether it reads dict observations."""
+    size = observation_layout(config).size
+    space, actions = model.observation_space, model.action_space
+    vector = space["observation"] if hasattr(space, "spaces") and "observation" in space.spaces else space
+    shape = getattr(vector, "shape", None)
+    if shape is None or len(shape) != 1 or getattr(actions, "n", None) != config.num_actions or shape[0] < size:
+        raise ValueError(f"this MaskablePPO model reads observations {shape} and {getattr(actions, 'n', '?')} "
+                         f"actions; {config.num_players} players, double-{config.highest_double} has "
+                         f"observations ({size},) (one-hand games) and {config.num_actions} actions")
+    return vector is not space
