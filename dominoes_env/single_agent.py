@@ -58,7 +58,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     Args:
         opponents: the other seats' players (see :data:`Opponents`); default ``"random"``, a
-            random player in every other seat (``("random", "random", "random")`` at 4 players). Named policies are built afresh at every reset, seeded from the env's
+            random player in every other seat (``("random", "random", "random")`` at 4
+            players). Named policies are built afresh at every reset, seeded from the env's
             generator, so ``reset(seed=...)`` fixes them too; ready objects are used as they
             are (their own generator is not reseeded). Opponent k sits k seats after the
             learner.

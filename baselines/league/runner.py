@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 
 from baselines.league.games import play_games
@@ -79,20 +79,32 @@ def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend
     search_path = (importable_current_directory(),)  # where the parent resolved import-path policies
     source = _chunk_source(backend, spec, _chunks(missing, workers), workers, ray_address, search_path)
     with writer, closing(source):  # closing stops the workers at once if recording fails or is interrupted
+        for chunk in _reported(source):
+            for record in chunk:
+                writer.append(record)
+                played.append(record)
+                if on_game is not None:
+                    on_game(record)
+    return tuple(sorted((*recorded, *played), key=lambda record: record.game))
+
+
+def _reported(source: ChunkSource) -> Iterator[list[GameRecord]]:
+    """The chunks of `source`; a worker's failure (Ray wraps it with its traceback) becomes one
+    LeagueError line. Every game recorded before it stays in the file."""
+    while True:
         try:
-            for chunk in source:
-                for record in chunk:
-                    writer.append(record)
-                    played.append(record)
-                    if on_game is not None:
-                        on_game(record)
+            chunk = next(source)
+        except StopIteration:
+            return
         except LeagueError:
             raise
-        except Exception as error:  # a worker died (or Ray wrapped its error): one line, every game kept
+        except Exception as error:
             cause = getattr(error, "cause", None) or error
+            if isinstance(cause, LeagueError):
+                raise LeagueError(str(cause)) from error
             first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
             raise LeagueError(f"a league worker failed: {type(cause).__name__}: {first}") from error
-    return tuple(sorted((*recorded, *played), key=lambda record: record.game))
+        yield chunk
 
 
 def count_recorded(out_dir: str | os.PathLike) -> int:
