@@ -76,7 +76,9 @@ class DominoesEnv(AECEnv):
     Illegal actions (not an integer, out of range, masked out, or anything but None for a
     finished agent) raise :class:`IllegalActionError` (a ValueError) naming the action and
     the legal ones, and change nothing. ``illegal_action="penalize"`` instead ends the game
-    with -1 for the offender and 0 for the others, as PettingZoo's classic games do.
+    with 0 for the others and, for the offender, a penalty worse than any legal outcome in
+    every reward mode (:func:`dominoes_env.core.rewards.illegal_action_penalty`); its info
+    holds ``illegal_action``, ``penalty`` and ``reason``.
 
     Randomness: only ``reset(seed=...)``; the same seed gives the same deals.
 
@@ -88,7 +90,7 @@ class DominoesEnv(AECEnv):
     left by seat), ``game_scores`` (totals so far) and ``went_out`` (the seat that played
     its last tile, None if the hand was blocked), until the next hand ends.
 
-    Version history (the environment's name is ``dominoes_v0``; any change to what an
+    Version history (the environment's name is ``dominoes_v1``; any change to what an
     agent observes, its actions, rewards or the game's dynamics bumps the version):
 
     - v0, dominoes-env 0.1.0: the game of docs/RULES.md, as above.
@@ -97,6 +99,10 @@ class DominoesEnv(AECEnv):
       DeprecationWarning, until 0.3.0); ``reward`` and ``illegal_action`` are explicit
       keyword-only arguments; a finished hand's ``infos`` add ``went_out``; a bad seed, or
       ``step()`` before ``reset()`` or after the episode, is a ValueError that says so.
+    - v1, dominoes-env 0.2.0: ``illegal_action="penalize"`` pays the offender a penalty worse
+      than any legal outcome (it paid -1, which the "score" reward made a bargain); its info
+      says ``penalty`` and ``reason``. Everything else as in v0. PettingZoo id
+      ``dominoes/dominoes-v1``.
     """
 
     metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": ["ansi", "human"], "is_parallelizable": False}
