@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     config, seed = options.table(args), options.seed(args)
     hands = options.count("--hands", args.hands, 1, MAX_HANDS_PER_GAME)
-    env = dominoes_env.env(config.num_players, config.highest_double, hands, render_mode="ansi")
+    env = dominoes_env.env(config.num_players, config.highest_double, hands, render_mode="ansi", **config.rules())
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     watcher = HandWatcher()
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
         seat = env.possible_agents.index(agent)
-        move = dominoes_env.describe_action(action, config.num_players, config.highest_double, seat)
+        move = dominoes_env.describe_action(action, config, seat=seat)
         print(f"\n{agent} plays {move}")
         env.step(action)
         finished = watcher.finished(env.infos[agent])

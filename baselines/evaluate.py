@@ -50,13 +50,14 @@ from baselines.specs import PolicySpec
 from baselines.statistics import ci95_half_width
 from dominoes_env import make_config
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.env import raw_env
 
 #: A policy to evaluate: a spec text (``"best_line(max_line_length=6)"``, ``"random:3"``), a
 #: :class:`~baselines.specs.PolicySpec`, (name, parameters), a factory called as
-#: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one), or a ready
+#: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one; under table
+#: rules `num_players` is the whole GameConfig), or a ready
 #: Policy object (used as is, not reseeded).
 PolicyEntry = str | PolicySpec | tuple[str, Mapping[str, Any]] | Callable[..., Policy] | Policy
 
@@ -104,6 +105,7 @@ class EvaluationResult:
     highest_double: int
     hands_per_game: int
     seed: int
+    config: GameConfig  # the table and its table rules
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -166,7 +168,7 @@ class EvaluationResult:
             design = f"{deals} deals x {n} seat rotations"
         else:
             design = f"{deals} games of {self.hands_per_game} hands x {n} seat rotations"
-        return (f"{n} players, double-{self.highest_double}, {self.num_hands} hands ({design}), seed {self.seed}. "
+        return (f"{describe_table(self.config)}, {self.num_hands} hands ({design}), seed {self.seed}. "
                 f"won: hands won (a blocked hand is shared by the lowest); seat k: mean pips in seat k.")
 
     def _summary_rows(self, order: list[int]) -> list[str]:
@@ -198,7 +200,8 @@ class _Entry:
 
 @renamed_keyword
 def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num_players: int = 4,
-             highest_double: int = 9, hands_per_game: int = 1, progress: bool = False) -> EvaluationResult:
+             highest_double: int = 9, hands_per_game: int = 1, progress: bool = False, *, boneyard: bool = False,
+             cover_doubles: bool = False, first_player: str = "engine_holder") -> EvaluationResult:
     """Play `policies` against each other through the env and measure them.
 
     Args:
@@ -209,6 +212,8 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
             tables per entry).
         seed: the root of every deal and every policy's generator.
         num_players, highest_double: the table size.
+        boneyard, cover_doubles, first_player: the table rules (the rule book's game by default;
+            see :func:`dominoes_env.make_config`).
         hands_per_game: hands per episode (1: single hands; N+1: full games, engines N..0).
         progress: show a progress bar (tqdm, when installed) on runs longer than a second.
 
@@ -216,7 +221,9 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
         ValueError: fewer entries than seats, an unknown policy or parameter, a policy
             object built for another table size or listed twice, or a bad count.
     """
-    config = make_config(num_players, highest_double)
+    config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
+                         first_player=first_player)
+    num_players = config.num_players
     num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS)
     hands_per_game = validation.integer("hands_per_game", hands_per_game, 1, MAX_HANDS_PER_GAME)
     seed = validation.integer("seed", seed, 0, validation.SEED_LIMIT - 1)
@@ -224,7 +231,7 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
     if len(objects) != len(set(objects)):
         raise ValueError("the same Policy object is listed twice: one object cannot sit in two seats at once; "
                          "list a name or a factory for copies")
-    entries = [entry for spec in policies for entry in _entries(spec, config.num_players, config.highest_double)]
+    entries = [entry for spec in policies for entry in _entries(spec, config)]
     if len(entries) > specs.MAX_COPIES:
         raise ValueError(f"at most {specs.MAX_COPIES} policy entries per evaluation, got {len(entries)}")
     if len(entries) < num_players:
@@ -239,7 +246,7 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
     game_seeds = np.random.default_rng(deal_seeds).integers(0, 2**31 - 1, size=num_deals)
     tables = fair_tables(len(entries), num_players, num_deals, np.random.default_rng(table_seeds))
 
-    env = raw_env(num_players, highest_double, num_hands=hands_per_game)
+    env = raw_env(num_players, config.highest_double, num_hands=hands_per_game, **config.rules())
     hands_total = num_deals * num_players * hands_per_game
     scores = np.empty((hands_total, num_players), dtype=np.int32)  # compact: up to MAX_HANDS rows
     seating = np.empty((hands_total, num_players), dtype=np.int16)
@@ -260,45 +267,49 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
                 bar.update(hands_per_game)
     if bar is not None:
         bar.close()
-    return _summarise(labels, scores, seating, went_out, deal, config.num_players, highest_double,
-                      hands_per_game, seed)
+    return _summarise(labels, scores, seating, went_out, deal, config, hands_per_game, seed)
 
 
 # --------------------------------------------------------------------------- policies
-def _entries(spec: PolicyEntry, num_players: int, highest_double: int) -> list[_Entry]:
+def _entries(spec: PolicyEntry, config: GameConfig) -> list[_Entry]:
     """The entries one listed policy stands for (a spec text may ask for copies); each is
     checked by constructing it once, so an unknown name or parameter fails before any hand."""
     if isinstance(spec, str):
         parsed, copies = specs.parse(spec)
-        return [_spec_entry(parsed, num_players, highest_double)] * copies
+        return [_spec_entry(parsed, config)] * copies
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
-        return [_spec_entry(PolicySpec.of(spec[0], spec[1]), num_players, highest_double)]
+        return [_spec_entry(PolicySpec.of(spec[0], spec[1]), config)]
     if isinstance(spec, PolicySpec):
-        return [_spec_entry(spec, num_players, highest_double)]
+        return [_spec_entry(spec, config)]
     if isinstance(spec, Policy):
-        if (spec.num_players, spec.highest_double) != (num_players, highest_double):
-            raise ValueError(f"policy {spec!r} was built for {spec.num_players} players, "
-                             f"double-{spec.highest_double}; this evaluation is {num_players} players, "
-                             f"double-{highest_double}")
+        if spec.config != config:
+            raise ValueError(f"policy {spec!r} was built for {describe_table(spec.config)}; this evaluation is "
+                             f"{describe_table(config)}")
         return [_Entry(spec.label, lambda seed: spec)]
     if isinstance(spec, type) and issubclass(spec, Policy):
-        return [_Entry(spec_name(spec), lambda seed: spec(num_players, highest_double, seed))]
+        return [_Entry(spec_name(spec), lambda seed: spec(_table(config), config.highest_double, seed))]
     if callable(spec):
         factory = cast(Callable[..., Policy], spec)
         label = getattr(factory, "label", None) or getattr(factory, "__qualname__", None) or repr(factory)
-        return [_Entry(str(label), lambda seed: factory(num_players, highest_double, seed))]
+        return [_Entry(str(label), lambda seed: factory(_table(config), config.highest_double, seed))]
     raise ValueError(f"cannot evaluate {spec!r}: give a policy spec ('random', 'best_line(max_line_length=6)'), "
                      f"(name, params), a factory (num_players, highest_double, seed) -> Policy, or a Policy")
 
 
-def _spec_entry(spec: PolicySpec, num_players: int, highest_double: int) -> _Entry:
-    spec.make(num_players, highest_double, seed=0)  # validate now, not mid-run
-    return _Entry(spec.label, lambda seed: spec.make(num_players, highest_double, seed=seed))
+def _table(config: GameConfig) -> int | GameConfig:
+    """What a factory gets as `num_players`: the number of players, or under table rules the
+    whole GameConfig (Policy subclasses take either)."""
+    return config.num_players if config.is_default else config
+
+
+def _spec_entry(spec: PolicySpec, config: GameConfig) -> _Entry:
+    spec.make(config, seed=0)  # validate now, not mid-run
+    return _Entry(spec.label, lambda seed: spec.make(config, seed=seed))
 
 
 # --------------------------------------------------------------------------- statistics
 def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_out: np.ndarray, deal: np.ndarray,
-               num_players: int, highest_double: int, hands_per_game: int, seed: int) -> EvaluationResult:
+               config: GameConfig, hands_per_game: int, seed: int) -> EvaluationResult:
     hands, n = scores.shape
     credit = hand_win_shares(scores, went_out)
     went = went_out_shares(n, went_out)
@@ -328,7 +339,7 @@ def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_
     with np.errstate(invalid="ignore", divide="ignore"):
         head_to_head, head_to_head_ties = wins / met, ties / met
     return EvaluationResult(tuple(results), head_to_head, head_to_head_ties, scores, seating, went_out, deal,
-                            num_players, highest_double, hands_per_game, seed)
+                            config.num_players, config.highest_double, hands_per_game, seed, config)
 
 
 def _ci95(scores: np.ndarray, mine: np.ndarray, deal: np.ndarray) -> float:
@@ -370,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
         hands = options.count("--hands", args.hands, 1, MAX_HANDS)
         hands_per_game = options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME)
         result = evaluate(args.policies, hands, seed=seed, num_players=config.num_players,
-                          highest_double=config.highest_double, hands_per_game=hands_per_game,
+                          highest_double=config.highest_double, hands_per_game=hands_per_game, **config.rules(),
                           progress=not args.no_progress)
     except ValueError as error:
         print(f"dominoes evaluate: error: {error}", file=sys.stderr)

@@ -90,8 +90,10 @@ class ObservationView:
 
 
 def _per_action(config: GameConfig, tile_scores: np.ndarray) -> np.ndarray:
-    """A score table over all actions from one score per tile (the pass action scores 0)."""
-    return np.append(np.tile(tile_scores.astype(np.float64), config.num_lines), 0.0)
+    """A score table over all actions from one score per tile (the pass, and the draw with a
+    boneyard, score 0: each is legal only when it is the only legal move)."""
+    extra = config.num_actions - config.pass_action
+    return np.append(np.tile(tile_scores.astype(np.float64), config.num_lines), np.zeros(extra))
 
 
 @register_policy("random")
@@ -111,7 +113,7 @@ class ScoredPolicy(Policy):
     :meth:`move_scores` may adjust them for the position (best_line does).
     """
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
         super().__init__(num_players, highest_double, seed)
         self.scores = _per_action(self.config, self.tile_scores(self.config))
         self.scores.setflags(write=False)
@@ -172,7 +174,7 @@ class BestLinePolicy(ScoredPolicy):
         off_line_discount: discount per turn of the tiles left out of the chain (default 0.7).
     """
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
                  off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
         super().__init__(num_players, highest_double, seed)
@@ -222,7 +224,7 @@ class PersistentLinePolicy(BestLinePolicy):
     its line, caught first, moves the open value under the chain).
     """
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  max_line_length: int = MAX_LINE_LENGTH, in_line_discount: float = IN_LINE_DISCOUNT,
                  off_line_discount: float = OFF_LINE_DISCOUNT) -> None:
         super().__init__(num_players, highest_double, seed, max_line_length, in_line_discount, off_line_discount)
@@ -261,7 +263,7 @@ class PersistentLinePolicy(BestLinePolicy):
         """Update the kept chain after playing `action` (the cases of BASELINES.md)."""
         on_own_line = action < self._num_tiles  # actions 0..T-1 put a tile on my own line
         self._tiles_on_own_line = tiles_on_own_line + on_own_line
-        if action == self._pass_action or not self._chain.shape[0]:
+        if action >= self._pass_action or not self._chain.shape[0]:  # a pass or a draw leaves the chain
             return
         tile = action % self._num_tiles
         chain = self._chain.tolist()

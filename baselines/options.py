@@ -10,15 +10,31 @@ from __future__ import annotations
 import argparse
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS, GameConfig, make_config
+from dominoes_env.core.config import (
+    FIRST_PLAYERS,
+    MAX_HIGHEST,
+    MAX_PLAYERS,
+    MIN_HIGHEST,
+    MIN_PLAYERS,
+    GameConfig,
+    make_config,
+)
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """``--players`` and ``--highest``."""
+    """``--players``, ``--highest`` and the table rules (``--boneyard``, ``--cover-doubles``,
+    ``--first-player``; the rule book's game by default, see docs/RULES.md)."""
     parser.add_argument("--players", type=int, default=4,
                         help=f"number of players ({MIN_PLAYERS}-{MAX_PLAYERS}, default 4)")
     parser.add_argument("--highest", type=int, default=9,
                         help=f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST}, default 9)")
+    parser.add_argument("--boneyard", action="store_true",
+                        help="table rule: deal part of the set, keep the rest face down; a player who cannot "
+                             "play draws one tile")
+    parser.add_argument("--cover-doubles", action="store_true",
+                        help="table rule: a double must be covered before any other move")
+    parser.add_argument("--first-player", choices=FIRST_PLAYERS, default="engine_holder",
+                        help="who moves first: the engine's holder (default) or the player after it")
 
 
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -29,7 +45,8 @@ def table(args: argparse.Namespace) -> GameConfig:
     """The table the options ask for, or a ValueError naming the option."""
     validation.integer("--players", args.players, MIN_PLAYERS, MAX_PLAYERS)
     validation.integer("--highest", args.highest, MIN_HIGHEST, MAX_HIGHEST)
-    return make_config(args.players, args.highest)
+    return make_config(args.players, args.highest, boneyard=args.boneyard, cover_doubles=args.cover_doubles,
+                       first_player=args.first_player)
 
 
 def seed(args: argparse.Namespace) -> int:

@@ -19,8 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from baselines.specs import RESERVED, PolicySpec
-from dominoes_env import make_config
-from dominoes_env.core.config import GameConfig
+from dominoes_env.core.config import GameConfig, config_of, describe_table
 from dominoes_env.core.deprecation import renamed_keyword
 
 SeedLike = int | np.random.Generator | None
@@ -53,8 +52,10 @@ class Policy(ABC):
             init = renamed_keyword(init)
         cls.__init__ = _recording_arguments(init)  # type: ignore[method-assign]
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
-        self.config: GameConfig = make_config(num_players, highest_double)
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
+        """`num_players` may be a whole :class:`~dominoes_env.GameConfig` (a table with its table
+        rules); subclasses pass it through to here unchanged."""
+        self.config: GameConfig = config_of(num_players, highest_double)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     @property
@@ -118,7 +119,7 @@ class Policy(ABC):
         """Return a legal action (an index where ``action_mask`` is 1)."""
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(num_players={self.num_players}, highest_double={self.highest_double})"
+        return f"{type(self).__name__}({describe_table(self.config)})"
 
 
 def _is_default(value: Any, default: Any) -> bool:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from baselines.policy import Policy, SeedLike
+from dominoes_env.core.config import GameConfig
 from dominoes_env.core.deprecation import renamed_keyword
 
 ENTRY_POINT_GROUP = "dominoes_env.policies"
@@ -85,9 +86,10 @@ def policy_parameters(name: str) -> dict[str, Any]:
 
 
 @renamed_keyword
-def make_policy(name: str, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+def make_policy(name: str, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                 **params: Any) -> Policy:
-    """Make a policy by name (see the module docstring), e.g. ``make_policy("greedy", 4, 9, seed=0)``.
+    """Make a policy by name (see the module docstring), e.g. ``make_policy("greedy", 4, 9, seed=0)``;
+    a GameConfig in place of `num_players` gives the table with its table rules.
 
     Raises:
         ValueError: an unknown name or parameter (the message lists what exists).

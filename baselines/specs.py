@@ -89,8 +89,9 @@ class PolicySpec:
             text += f"@{checkpoint}" if isinstance(checkpoint, str) else f"(checkpoint={checkpoint!r})"
         return text
 
-    def make(self, num_players: int, highest_double: int, seed: Any = None) -> Any:
-        """Construct the policy (through the registry)."""
+    def make(self, num_players: Any, highest_double: int = 9, seed: Any = None) -> Any:
+        """Construct the policy (through the registry) for a table: (players, highest double), or a
+        GameConfig with its table rules in place of `num_players`."""
         from baselines.registry import make_policy
 
         return make_policy(self.name, num_players, highest_double, seed=seed, **self.kwargs)

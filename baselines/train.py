@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("learner", choices=LEARNERS, help="what to train")
     for name, option, default in command_line_options():
+        if option.switch:
+            parser.add_argument(option.flag, dest=name, default=None, action="store_const", const="true",
+                                help=option.help)
+            continue
         metavar = option.flag.lstrip("-").upper().replace("-", "_")
         parser.add_argument(option.flag, dest=name, default=None, metavar=metavar,
                             help=f"{option.help} (default {option.show(default)})")

@@ -27,11 +27,12 @@ import numpy as np
 import dominoes_env
 from baselines.play import play_game
 from baselines.specs import PolicySpec
-from dominoes_env.core import HandState, make_config, rules
+from dominoes_env.core import HandState, rules
+from dominoes_env.core.config import GameConfig
 
 
-def warm_up(policies: Sequence[PolicySpec], num_players: int, highest_double: int,
-            announce: Callable[[], None] | None = None, after_seconds: float = 1.0) -> None:
+def warm_up(policies: Sequence[PolicySpec], config: GameConfig, announce: Callable[[], None] | None = None,
+            after_seconds: float = 1.0) -> None:
     """Play one hand with each policy so that everything they run is compiled (or loaded).
 
     `announce` is called if this takes longer than `after_seconds`, which happens only
@@ -39,27 +40,27 @@ def warm_up(policies: Sequence[PolicySpec], num_players: int, highest_double: in
     """
     distinct = list(dict.fromkeys(policies))
     with _announced_if_slow(announce, after_seconds):
-        if len(distinct) > 1 and _cores() > 1 and _cache_is_cold(num_players, highest_double):
-            helper = _context().Process(target=_play_once, args=(distinct[1::2], num_players, highest_double),
-                                        daemon=True)
+        if len(distinct) > 1 and _cores() > 1 and _cache_is_cold(config):
+            helper = _context().Process(target=_play_once, args=(distinct[1::2], config), daemon=True)
             helper.start()
-            _play_once(distinct[0::2], num_players, highest_double)
+            _play_once(distinct[0::2], config)
             helper.join()
-        _play_once(distinct, num_players, highest_double)  # the helper's half now comes from the cache
+        _play_once(distinct, config)  # the helper's half now comes from the cache
 
 
-def _play_once(policies: Sequence[PolicySpec], num_players: int, highest_double: int) -> None:
+def _play_once(policies: Sequence[PolicySpec], config: GameConfig) -> None:
     """One hand per group of `num_players` policies (each policy sits at least once)."""
-    env = dominoes_env.raw_env(num_players, highest_double, num_hands=1)
-    for first in range(0, len(policies), num_players):
-        table = [policies[(first + k) % len(policies)] for k in range(num_players)]
+    seats = config.num_players
+    env = dominoes_env.raw_env(seats, config.highest_double, num_hands=1, **config.rules())
+    for first in range(0, len(policies), seats):
+        table = [policies[(first + k) % len(policies)] for k in range(seats)]
         with single_threaded_torch():
-            play_game(env, [policy.make(num_players, highest_double, seed=k) for k, policy in enumerate(table)], 0)
+            play_game(env, [policy.make(config, seed=k) for k, policy in enumerate(table)], 0)
 
 
-def _cache_is_cold(num_players: int, highest_double: int) -> bool:
+def _cache_is_cold(config: GameConfig) -> bool:
     """Whether the rules engine had to be compiled (numba's cache statistics of one small kernel)."""
-    HandState.deal(make_config(num_players, highest_double), 0, np.random.default_rng(0)).scores()
+    HandState.deal(config, 0, np.random.default_rng(0)).scores()
     return bool(rules.hand_scores.stats.cache_misses)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from dominoes_env.core import GameConfig, HandState, IllegalActionError, actions, make_config
 from dominoes_env.core.afterstate import afterstate
+from dominoes_env.core.config import config_of
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
@@ -27,7 +28,7 @@ GYMNASIUM_ID = "dominoes_env/Dominoes-v0"  #: Gymnasium's registry: the single-a
 
 
 @renamed_keyword
-def decode_observation(observation: Any, num_players: int, highest_double: int) -> dict[str, Any]:
+def decode_observation(observation: Any, num_players: int | GameConfig, highest_double: int = 9) -> dict[str, Any]:
     """A readable view of an observation vector (or the env's observation dict).
 
     Everything is egocentric: index 0 is the observer, index k the seat k places after it,
@@ -36,22 +37,25 @@ def decode_observation(observation: Any, num_players: int, highest_double: int) 
     ``open_values`` (n+1 ints), ``markers``, ``lines_started``, ``passed_last`` (n bools),
     ``dummy_open`` (bool), ``hand_sizes`` (n ints), ``current_player`` (0 = me),
     ``turns_until`` (n ints), ``hand_number`` (h of the engine), ``scores`` (n ints in a
-    multi-hand game, else None).
+    multi-hand game, else None). A GameConfig in place of `num_players` decodes a table with
+    table rules, adding ``boneyard_size`` and ``drew`` (boneyard rule) and
+    ``double_to_cover`` (egocentric line or None; cover rule).
     """
-    return decode_fields(make_config(num_players, highest_double), observation)
+    return decode_fields(config_of(num_players, highest_double), observation)
 
 
 @renamed_keyword
-def describe_action(action: int, num_players: int = 4, highest_double: int = 9, seat: int | None = None) -> str:
+def describe_action(action: int, num_players: int | GameConfig = 4, highest_double: int = 9,
+                    seat: int | None = None) -> str:
     """A readable move: ``"(3|7) on own line"``, ``"(9|2) on line +2"`` (``"on player_2's line"``
     when the mover's `seat` is given), ``"(4|4) on dummy line"`` or ``"pass"``."""
-    return actions.describe(make_config(num_players, highest_double), action, seat)
+    return actions.describe(config_of(num_players, highest_double), action, seat)
 
 
 @renamed_keyword
-def layout_table(num_players: int = 4, highest_double: int = 9, num_hands: int = 1) -> str:
+def layout_table(num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1) -> str:
     """The observation layout for a table size as a Markdown index table."""
-    return _layout_table(make_config(num_players, highest_double), num_hands)
+    return _layout_table(config_of(num_players, highest_double), num_hands)
 
 
 def _register() -> None:

@@ -109,9 +109,11 @@ class DominoesEnv(AECEnv):
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
-                 render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise") -> None:
+                 render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
+                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
         super().__init__()
-        self.config = make_config(num_players, highest_double)
+        self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
+                                  first_player=first_player)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
@@ -283,19 +285,23 @@ def _seeded(seed: int | None) -> tuple[np.random.Generator, int]:
 
 @renamed_keyword
 def raw_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
-            *, reward: str = "score", illegal_action: str = "raise") -> DominoesEnv:
+            *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
+            cover_doubles: bool = False, first_player: str = "engine_holder") -> DominoesEnv:
     """The bare environment (no PettingZoo wrappers): fastest, no order checks."""
     return DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
-                       illegal_action=illegal_action)
+                       illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
+                       first_player=first_player)
 
 
 @renamed_keyword
 def env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
-        *, reward: str = "score", illegal_action: str = "raise") -> AECEnv:
+        *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
+        cover_doubles: bool = False, first_player: str = "engine_holder") -> AECEnv:
     """The environment wrapped in PettingZoo's OrderEnforcingWrapper (the recommended entry point).
 
     Illegal actions are the env's own business (an IllegalActionError, or the penalty),
     so PettingZoo's assert-based wrappers are not added.
     """
     return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_double, num_hands, render_mode,
-                                                  reward=reward, illegal_action=illegal_action))
+                                                  reward=reward, illegal_action=illegal_action, boneyard=boneyard,
+                                                  cover_doubles=cover_doubles, first_player=first_player))

@@ -30,9 +30,11 @@ class DominoesParallelEnv(ParallelEnv):
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
-                 render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise") -> None:
+                 render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
+                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
         self.aec = DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
-                               illegal_action=illegal_action)
+                               illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
+                               first_player=first_player)
         self.possible_agents = list(self.aec.possible_agents)
         self.agents: list[str] = []
         self.render_mode = render_mode
@@ -95,7 +97,9 @@ class DominoesParallelEnv(ParallelEnv):
 
 @renamed_keyword
 def parallel_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
-                 *, reward: str = "score", illegal_action: str = "raise") -> DominoesParallelEnv:
+                 *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
+                 cover_doubles: bool = False, first_player: str = "engine_holder") -> DominoesParallelEnv:
     """The game as a PettingZoo ParallelEnv (one agent moves per step; see the module docstring)."""
     return DominoesParallelEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
-                               illegal_action=illegal_action)
+                               illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
+                               first_player=first_player)

@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, make_config
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
@@ -79,6 +79,8 @@ class SingleAgentEnv(gymnasium.Env):
             :class:`~dominoes_env.IllegalActionError` and changes nothing. A value that is not
             an action of the space at all (a float, -1, too large) always raises.
         render_mode: None, "ansi" or "human".
+        boneyard, cover_doubles, first_player: the table rules (see
+            :func:`dominoes_env.make_config`); the rule book's game by default.
 
     Legal moves: ``action_masks()`` (a bool array, as sb3-contrib's MaskablePPO expects) and
     ``info["action_mask"]`` (int8). ``info`` also holds ``seat`` and, at the step after
@@ -91,8 +93,10 @@ class SingleAgentEnv(gymnasium.Env):
     def __init__(self, opponents: Opponents = "random", num_players: int = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize",
-                 render_mode: str | None = None) -> None:
-        self.config = make_config(num_players, highest_double)
+                 render_mode: str | None = None, boneyard: bool = False, cover_doubles: bool = False,
+                 first_player: str = "engine_holder") -> None:
+        self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
+                                  first_player=first_player)
         n = self.config.num_players
         self.fixed_seat = None if seat is None else validation.integer("seat", seat, 0, n - 1)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
@@ -123,8 +127,7 @@ class SingleAgentEnv(gymnasium.Env):
         if len(opponents) != n - 1:
             raise ValueError(f"{n} players need {n - 1} opponents, got {len(opponents)}")
         seeds = (np.random.default_rng(0) if build else self.np_random).integers(2**63, size=len(opponents))
-        return [_player(opponent, self.config.num_players, self.config.highest_double, int(seed))
-                for opponent, seed in zip(opponents, seeds)]
+        return [_player(opponent, self.config, int(seed)) for opponent, seed in zip(opponents, seeds)]
 
     def _episode_opponents(self) -> list[Player]:
         chosen = self._opponents
@@ -278,7 +281,7 @@ def _opponent_list(opponents: Any, num_players: int) -> list[Opponent]:
                      f"callable returning one per episode; got {opponents!r}")
 
 
-def _player(opponent: Opponent, num_players: int, highest_double: int, seed: int) -> Player:
+def _player(opponent: Opponent, config: GameConfig, seed: int) -> Player:
     """A ready player: built from a spec (name or PolicySpec), or an object with act() and reset()."""
     from baselines.specs import PolicySpec, parse
 
@@ -288,12 +291,12 @@ def _player(opponent: Opponent, num_players: int, highest_double: int, seed: int
             raise ValueError(f"opponent {opponent!r}: in a list each entry is one opponent; write it {copies} times")
         opponent = spec
     if isinstance(opponent, PolicySpec):
-        return opponent.make(num_players, highest_double, seed=seed)
+        return opponent.make(config, seed=seed)
     if callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "reset", None)):
-        config = getattr(opponent, "config", None)
-        if config is not None and (config.num_players, config.highest_double) != (num_players, highest_double):
-            raise ValueError(f"opponent {opponent!r} was built for {config.num_players} players, "
-                             f"double-{config.highest_double}, not {num_players} players, double-{highest_double}")
+        built_for = getattr(opponent, "config", None)
+        if built_for is not None and built_for != config:
+            raise ValueError(f"opponent {opponent!r} was built for {describe_table(built_for)}, not "
+                             f"{describe_table(config)}")
         return opponent
     raise ValueError(f"cannot seat {opponent!r} as an opponent: give a policy spec ('random', "
                      f"'best_line(max_line_length=6)'), a PolicySpec, or an object with act() and reset()")

@@ -5,17 +5,17 @@ from __future__ import annotations
 from baselines import warmup
 from baselines.chain_search import search_best_chain
 from baselines.specs import PolicySpec
-from dominoes_env.core import observation, rules
+from dominoes_env.core import make_config, observation, rules
 
 
 def test_warm_up_compiles_what_the_policies_run_and_announces_only_when_slow():
     said = []
-    warmup.warm_up([PolicySpec("persistent_line"), PolicySpec("random")], 3, 6,
+    warmup.warm_up([PolicySpec("persistent_line"), PolicySpec("random")], make_config(3, 6),
                    announce=lambda: said.append("compiling"), after_seconds=60.0)
     assert said == []  # quick (the cache is warm in a test session): no notice
     for kernel in (rules.apply_action, rules.fill_legal_mask, observation.write_observation, search_best_chain):
         assert kernel.signatures, kernel
-    warmup.warm_up([PolicySpec("greedy")], 3, 6, announce=lambda: said.append("compiling"), after_seconds=0.0)
+    warmup.warm_up([PolicySpec("greedy")], make_config(3, 6), announce=lambda: said.append("compiling"), after_seconds=0.0)
     assert said == ["compiling"]  # slower than the threshold: the notice is given
 
 
@@ -27,7 +27,7 @@ def test_a_cold_cache_splits_the_work_with_a_helper_process(monkeypatch):
     monkeypatch.setattr(warmup, "_play_once", lambda policies, *table: (played.append(list(policies)),
                                                                          original(policies, *table)))
     specs = [PolicySpec(name) for name in ("greedy", "random", "double", "stupid")]
-    warmup.warm_up(specs, 4, 9)
+    warmup.warm_up(specs, make_config(4, 9))
     # this process compiled every other policy, the helper (a separate process: not recorded here)
     # the rest, and this process then played them all once, loading the helper's work
     assert played == [specs[0::2], specs]

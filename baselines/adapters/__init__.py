@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from baselines.policy import Policy, SeedLike
+from dominoes_env.core.config import GameConfig
 
 Predict = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -31,7 +32,7 @@ class FunctionPolicy(Policy):
     naming the label, never silently replaced).
     """
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  predict: Predict | None = None, label: str = "function") -> None:
         super().__init__(num_players, highest_double, seed)
         if not callable(predict):

@@ -43,7 +43,7 @@ class MaskablePPOPolicy(Policy):
         deterministic: take the most likely legal action (default) or sample one.
     """
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  checkpoint: str | os.PathLike[str] | None = None, model: Any = None,
                  deterministic: bool = True) -> None:
         super().__init__(num_players, highest_double, seed)

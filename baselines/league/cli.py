@@ -30,7 +30,7 @@ from baselines.league.spec import (
     parse_policy_arguments,
 )
 from baselines.warmup import warm_up
-from dominoes_env.core.config import MAX_HANDS_PER_GAME
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
 
 DEFAULT_GAMES = 2000
 COMPILING = "compiling the rules engine and the policies (first run only; cached for the next runs) ..."
@@ -98,13 +98,12 @@ def _play(args: argparse.Namespace) -> str:
     except ValueError as error:
         raise LeagueError(str(error)) from None
     if args.policies is None:
-        policies = default_policies(config.num_players, config.highest_double)
+        policies = default_policies(config)
     else:
         policies = parse_policy_arguments(args.policies)
-    spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed)
+    spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed, **config.rules())
     print(f"league: {spec.describe()}")
-    warm_up([policy for policy, _ in spec.policies], spec.num_players, spec.highest_double,
-            announce=lambda: print(COMPILING, flush=True))
+    warm_up([policy for policy, _ in spec.policies], spec.game, announce=lambda: print(COMPILING, flush=True))
     print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")
     done = count_recorded(args.out)
     bar = _progress_bar(games, done, disabled=args.no_progress)
@@ -158,4 +157,10 @@ def command_line(spec: LeagueSpec, games: int) -> str:
     """The ``dominoes league`` command that plays `games` games of `spec` (written into ratings.md)."""
     policies = " ".join(shlex.quote(f"{policy.label}:{copies}") for policy, copies in spec.policies)
     return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_double} "
-            f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}")
+            f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}{rule_options(spec.game)}")
+
+
+def rule_options(config: GameConfig) -> str:
+    """The command-line options of a table's rules (empty for the rule book's game)."""
+    return ((" --boneyard" if config.boneyard else "") + (" --cover-doubles" if config.cover_doubles else "")
+            + (f" --first-player {config.first_player}" if config.first_player != "engine_holder" else ""))

@@ -23,7 +23,8 @@ class GamePlayer:
 
     def __init__(self, spec: LeagueSpec) -> None:
         self.spec = spec
-        self.env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=spec.hands_per_game)
+        self.env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=spec.hands_per_game,
+                                        **spec.game.rules())
 
     def play(self, game: int) -> GameRecord:
         spec = self.spec
@@ -31,8 +32,8 @@ class GamePlayer:
         seated = [spec.entries[entry] for entry in plan.seats]
         labels = tuple(policy.label for policy in seated)
         try:
-            policies = [policy.make(spec.num_players, spec.highest_double, seed)
-                        for policy, seed in zip(seated, plan.policy_seeds)]
+            table = spec.game
+            policies = [policy.make(table, seed=seed) for policy, seed in zip(seated, plan.policy_seeds)]
             result = play_game(self.env, policies, plan.deal_seed)
         except Exception as error:  # say which game and which players, then stop the league
             raise LeagueError(f"game {game} of the league (seats: {list(labels)}, deal seed {plan.deal_seed}) "

@@ -17,7 +17,7 @@ from baselines.registry import policy_class
 from baselines.specs import PolicySpec, SpecError
 from dominoes_env import make_config
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, config_of, describe_table
 from dominoes_env.core.deprecation import renamed_keyword
 
 # The default league: the hand-crafted policies of the original project's 10,000-game
@@ -46,6 +46,7 @@ class LeagueSpec:
         highest_double: N of the double-N set.
         hands_per_game: hands in one game (N+1 is a full game, engines N down to 0).
         seed: the root of every deal and every policy's random generator.
+        boneyard, cover_doubles, first_player: the table rules; a league is one rule set.
     """
 
     policies: tuple[tuple[PolicySpec, int], ...]
@@ -53,6 +54,15 @@ class LeagueSpec:
     highest_double: int
     hands_per_game: int
     seed: int
+    boneyard: bool = False
+    cover_doubles: bool = False
+    first_player: str = "engine_holder"
+
+    @property
+    def game(self) -> GameConfig:
+        """The table and its table rules."""
+        return make_config(self.num_players, self.highest_double, boneyard=self.boneyard,
+                           cover_doubles=self.cover_doubles, first_player=self.first_player)
 
     @property
     def entries(self) -> tuple[PolicySpec, ...]:
@@ -75,6 +85,7 @@ class LeagueSpec:
             "highest_double": self.highest_double,
             "hands_per_game": self.hands_per_game,
             "seed": self.seed,
+            "rules": dict(self.game.rules()),
         }
 
     @classmethod
@@ -87,16 +98,18 @@ class LeagueSpec:
         policies = tuple((specs.parse(label)[0], validation.integer("copies", copies, 1, MAX_ENTRIES))
                          for label, copies in data["policies"])
         highest = data["highest_double"] if "highest_double" in data else data["highest_dominoe"]
-        config = make_config(data["num_players"], highest)
+        rules = data.get("rules", {})  # files written before the table rules: the rule book's game
+        if not isinstance(rules, dict) or set(rules) - {"boneyard", "cover_doubles", "first_player"}:
+            raise ValueError(f"rules must be a JSON object of boneyard, cover_doubles and first_player, got {rules!r}")
+        config = make_config(data["num_players"], highest, **rules)
         return cls(policies, config.num_players, config.highest_double,
                    validation.integer("hands_per_game", data["hands_per_game"], 1, MAX_HANDS_PER_GAME),
-                   validation.integer("seed", data["seed"], 0, validation.SEED_LIMIT - 1))
+                   validation.integer("seed", data["seed"], 0, validation.SEED_LIMIT - 1), **config.rules())
 
     def describe(self) -> str:
         """One line for table headings: the league and its configuration."""
         listing = ", ".join(f"{copies} x {spec.label}" for spec, copies in self.policies)
-        return (f"{listing}; {self.num_players} players, double-{self.highest_double}, "
-                f"{self.hands_per_game} hands per game, seed {self.seed}")
+        return f"{listing}; {describe_table(self.game)}, {self.hands_per_game} hands per game, seed {self.seed}"
 
 
 def parse_policy_arguments(arguments: Iterable[str],
@@ -115,7 +128,8 @@ def parse_policy_arguments(arguments: Iterable[str],
 
 @renamed_keyword
 def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, highest_double: int = 9,
-              hands_per_game: int | None = None, seed: int = 0) -> LeagueSpec:
+              hands_per_game: int | None = None, seed: int = 0, *, boneyard: bool = False,
+              cover_doubles: bool = False, first_player: str = "engine_holder") -> LeagueSpec:
     """Validate a league and return its spec; `hands_per_game` None means a full game (N+1).
 
     Every policy is constructed once here, so an unknown name, a bad parameter or
@@ -125,7 +139,8 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
         LeagueError: what is wrong and what is allowed.
     """
     try:
-        config = make_config(num_players, highest_double)
+        config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
+                             first_player=first_player)
         hands = config.default_num_hands if hands_per_game is None else hands_per_game
         hands = validation.integer("hands per game", hands, 1, MAX_HANDS_PER_GAME)
         seed = validation.integer("the seed", seed, 0, validation.SEED_LIMIT - 1)
@@ -133,7 +148,7 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
         raise LeagueError(str(error)) from None
     if not policies:
         raise LeagueError("a league needs at least one policy")
-    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_double, hands, seed)
+    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_double, hands, seed, **config.rules())
     if len(spec.entries) < spec.num_players:
         raise LeagueError(f"{spec.num_players} seats need at least {spec.num_players} league entries, "
                           f"got {len(spec.entries)}; add copies with NAME:COPIES")
@@ -141,20 +156,20 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
         raise LeagueError(f"a league holds at most {MAX_ENTRIES} entries (copies of all policies), "
                           f"got {len(spec.entries)}")
     for policy, _ in spec.policies:
-        check_policy(policy, spec.num_players, spec.highest_double)
+        check_policy(policy, spec.game)
     return spec
 
 
-def check_policy(spec: PolicySpec, num_players: int, highest_double: int) -> None:
+def check_policy(spec: PolicySpec, config: GameConfig) -> None:
     """Construct `spec` once, turning any failure into a LeagueError that names the policy."""
     try:
-        spec.make(num_players, highest_double, seed=0)
+        spec.make(config, seed=0)
     except Exception as error:  # unknown name, bad parameter, damaged checkpoint, ...
-        raise LeagueError(f"policy {spec.label!r} cannot play {num_players} players double-{highest_double}: "
-                          f"{error}") from None
+        raise LeagueError(f"policy {spec.label!r} cannot play {describe_table(config)}: {error}") from None
 
 
-def default_policies(num_players: int = 4, highest_double: int = 9) -> tuple[tuple[PolicySpec, int], ...]:
+def default_policies(num_players: int | GameConfig = 4, highest_double: int = 9
+                     ) -> tuple[tuple[PolicySpec, int], ...]:
     """The default league for a table size: DEFAULT_POLICIES, plus each optional learned policy
     that ships a trained player for that table size.
 
@@ -163,7 +178,7 @@ def default_policies(num_players: int = 4, highest_double: int = 9) -> tuple[tup
             (a damaged checkpoint, a missing dependency): the league says so instead of
             quietly playing without it.
     """
-    config = make_config(num_players, highest_double)
+    config = config_of(num_players, highest_double)
     chosen = [PolicySpec(name) for name in DEFAULT_POLICIES]
     for name in OPTIONAL_DEFAULT_POLICIES:
         try:
@@ -171,6 +186,6 @@ def default_policies(num_players: int = 4, highest_double: int = 9) -> tuple[tup
         except ValueError as error:
             raise LeagueError(f"the default league includes {name!r}, which cannot be loaded: {error}") from None
         if cls.plays_by_default(config):
-            check_policy(PolicySpec(name), num_players, highest_double)
+            check_policy(PolicySpec(name), config)
             chosen.append(PolicySpec(name))
     return tuple((spec, DEFAULT_COPIES) for spec in chosen)

@@ -31,7 +31,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
 from baselines.td_lambda.config import TDLambdaConfig
-from dominoes_env.core.config import GameConfig
+from dominoes_env.core.config import GameConfig, describe_table
 
 CHECKPOINT_FORMAT = "dominoes-td-lambda/2"
 UNCHECKED_FORMAT = "dominoes-td-lambda/1"  #: the first format, written without a checksum
@@ -185,10 +185,8 @@ def _read_metadata(metadata: dict[str, str], tensors: set[str], expected: GameCo
         config = TDLambdaConfig.from_json(metadata["config"])
     except (KeyError, TypeError, ValueError, RecursionError) as error:
         raise refused(f"has an unreadable configuration: {error}") from None
-    if expected is not None and (config.num_players, config.highest_double) != (expected.num_players,
-                                                                                 expected.highest_double):
-        raise refused(f"was trained for {config.num_players} players, double-{config.highest_double}, not "
-                      f"{expected.num_players} players, double-{expected.highest_double}")
+    if expected is not None and config.game != expected:
+        raise refused(f"was trained for {describe_table(config.game)}, not {describe_table(expected)}")
     return config
 
 
@@ -209,8 +207,8 @@ def shipped_checkpoint(config: GameConfig) -> Path:
         ValueError: none ships for this table.
     """
     path = SHIPPED_CHECKPOINTS / f"td_lambda_{config.num_players}p_d{config.highest_double}.safetensors"
-    if not path.is_file():
-        raise ValueError(f"no td_lambda checkpoint ships for {config.num_players} players, "
-                         f"double-{config.highest_double} (only 4 players, double-nine); train one with "
-                         f"`dominoes train td-lambda` and pass checkpoint=PATH")
+    if not path.is_file() or not config.is_default:
+        raise ValueError(f"no td_lambda checkpoint ships for {describe_table(config)} (only 4 players, "
+                         f"double-nine, rule book); train one with `dominoes train td-lambda` and pass "
+                         f"checkpoint=PATH")
     return path

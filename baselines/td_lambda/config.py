@@ -21,6 +21,7 @@ from baselines.td_lambda.architecture import Architecture
 from baselines.td_lambda.features import VARIANTS, input_size
 from dominoes_env.core import validation
 from dominoes_env.core.config import (
+    FIRST_PLAYERS,
     MAX_HIGHEST,
     MAX_PLAYERS,
     MIN_HIGHEST,
@@ -62,11 +63,16 @@ class Option:
     check: Callable[[str, Any], Any]
     parse: Callable[[str], Any]
     show: Callable[[Any], str] = str
+    switch: bool = False  #: a flag without a value (``--boneyard``): given means True
 
 
 def _option(flag: str, help: str, check: Callable[[str, Any], Any], parse: Callable[[str], Any],
-            show: Callable[[Any], str] = str) -> dict[str, Option]:
-    return {"option": Option(flag, help, check, parse, show)}
+            show: Callable[[Any], str] = str, switch: bool = False) -> dict[str, Option]:
+    return {"option": Option(flag, help, check, parse, show, switch)}
+
+
+def _switch(text: str) -> Any:
+    return {"true": True, "false": False}.get(text.strip().lower(), text)
 
 
 def _number(text: str) -> Any:
@@ -131,6 +137,14 @@ def _players(name: str, value: Any) -> int:
 def _highest(name: str, value: Any) -> int:
     return validation.integer(name, value, MIN_HIGHEST, MAX_HIGHEST,
                               f"the double-{MIN_HIGHEST} to double-{MAX_HIGHEST} sets")
+
+
+def _flag(name: str, value: Any) -> bool:
+    return validation.flag(name, value)
+
+
+def _first_player(name: str, value: Any) -> str:
+    return validation.choice(name, value, FIRST_PLAYERS)
 
 
 def _variant(name: str, value: Any) -> str:
@@ -214,6 +228,15 @@ class TDLambdaConfig:
     highest_double: int = field(default=9, metadata=_option(
         "--highest", f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST})", _highest, _number))
     """N of the double-N set (6-18)."""
+    boneyard: bool = field(default=False, metadata=_option(
+        "--boneyard", "the boneyard table rule", _flag, _switch, switch=True))
+    """The boneyard table rule (``make_config(..., boneyard=True)``): the learner plays that game."""
+    cover_doubles: bool = field(default=False, metadata=_option(
+        "--cover-doubles", "the cover-doubles table rule", _flag, _switch, switch=True))
+    """The cover-doubles table rule (``make_config(..., cover_doubles=True)``)."""
+    first_player: str = field(default="engine_holder", metadata=_option(
+        "--first-player", f"who moves first: {' or '.join(FIRST_PLAYERS)}", _first_player, str.strip))
+    """Who moves first: the engine's holder (the rule book) or the player after it."""
     variant: str = field(default="basic", metadata=_option(
         "--variant", "input features: basic, or line (basic + best-chain features)", _variant, str.strip))
     """Input features of V: "basic" (the reference's basic input) or "line" (basic + best-chain features)."""
@@ -273,7 +296,7 @@ class TDLambdaConfig:
         for spec in fields(self):
             checked = spec.metadata["option"].check(spec.name, getattr(self, spec.name))
             object.__setattr__(self, spec.name, checked)  # normalised: np.int64(4) -> 4, lists -> tuples
-        make_config(self.num_players, self.highest_double)  # the set must deal every seat a tile
+        _ = self.game  # the set must deal every seat a tile
         if self.eval_hands < self.num_players:
             raise ValueError(f"eval_hands must be at least num_players ({self.num_players}: one hand in every "
                              f"seat), got {self.eval_hands}")
@@ -287,7 +310,9 @@ class TDLambdaConfig:
 
     @property
     def game(self) -> GameConfig:
-        return make_config(self.num_players, self.highest_double)
+        """The game it learns: the table size and the table rules."""
+        return make_config(self.num_players, self.highest_double, boneyard=self.boneyard,
+                           cover_doubles=self.cover_doubles, first_player=self.first_player)
 
     @property
     def architecture(self) -> Architecture:

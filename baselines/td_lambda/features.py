@@ -33,10 +33,16 @@ _BASIC_FIELDS = ("hand", "played", "open_values", "markers", "passed_last", "han
                  "dummy_open")
 
 
+def rule_feature_size(config: GameConfig) -> int:
+    """Numbers the table rules add: the boneyard's size and "drew" (boneyard rule), which line
+    holds a double to cover (cover rule)."""
+    return (2 if config.boneyard else 0) + (config.num_players + 1 if config.cover_doubles else 0)
+
+
 def input_size(config: GameConfig, variant: str) -> int:
-    """Numbers V reads for a table size and variant (arithmetic only: a checkpoint is sized before it is read)."""
+    """Numbers V reads for a table and variant (arithmetic only: a checkpoint is sized before it is read)."""
     n, t, v = config.num_players, config.num_tiles, config.highest_double + 1
-    basic = 2 * t + (n + 1) * v + 4 * n + 1
+    basic = 2 * t + (n + 1) * v + 4 * n + 1 + rule_feature_size(config)
     return basic + (2 * t + 5 if variant == "line" else 0)
 
 
@@ -49,6 +55,8 @@ class BasicFeatures:
         self.n, self.t, self.v = config.num_players, config.num_tiles, config.highest_double + 1
         self.max_hand = config.max_hand_size
         self.size = input_size(config, "basic")
+        self.core_size = self.size - rule_feature_size(config)
+        self.boneyard_at_deal = config.boneyard_at_deal
         self.offsets = np.array([self.fields[name].offset for name in _BASIC_FIELDS], dtype=np.int64)
         self.pips = config.tiles.pips.astype(np.float32)
 
@@ -63,9 +71,18 @@ class BasicFeatures:
 
         Per row: own hand (T), tiles played on any line (T), open values one-hot
         ((n+1) x V), markers (n), passed_last (n), hand sizes / M (n), turns until each
-        seat moves / (n-1) (n), dummy open (1).
+        seat moves / (n-1) (n), dummy open (1); then, under table rules, the boneyard's size
+        (a fraction of its size at the deal) and "drew" (boneyard rule), and the line of the
+        double to cover (n+1 bits; cover rule).
         """
         _basic_block(vectors, self.offsets, self.n, self.t, self.v, self.max_hand, out)
+        column = self.core_size
+        if "boneyard" in self.slices:
+            out[:, column] = vectors[:, self.slices["boneyard"]].sum(axis=1) / max(1, self.boneyard_at_deal)
+            out[:, column + 1] = vectors[:, self.slices["drew"]][:, 0]
+            column += 2
+        if "double_to_cover" in self.slices:
+            out[:, column:column + self.n + 1] = vectors[:, self.slices["double_to_cover"]]
 
     def own_pips(self, vectors: np.ndarray) -> np.ndarray:
         """Pips the observer still holds in each vector (its final score once the hand is over)."""

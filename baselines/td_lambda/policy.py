@@ -30,7 +30,7 @@ from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures, make_features
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import legal_afterstates
-from dominoes_env.core.config import GameConfig, make_config
+from dominoes_env.core.config import GameConfig, describe_table
 
 
 class ValueFunction(Protocol):
@@ -92,10 +92,10 @@ def predicted_final_pips(value: ValueFunction, features: BasicFeatures, vectors:
 
 
 @lru_cache(maxsize=16)
-def _load_for_acting(resolved: str, modified_ns: int, size: int, table: tuple[int, int]
+def _load_for_acting(resolved: str, modified_ns: int, size: int, table: GameConfig
                      ) -> tuple[NumpyValue, TDLambdaConfig, BasicFeatures]:
     """Load once per file version: the league makes fresh policies for every game."""
-    checkpoint = load_checkpoint(resolved, expected=make_config(*table))
+    checkpoint = load_checkpoint(resolved, expected=table)
     return _acting_parts(checkpoint)
 
 
@@ -120,24 +120,22 @@ class TDLambdaPolicy(Policy):
             another table.
     """
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, seed: SeedLike = None,
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  checkpoint: str | os.PathLike[str] | Checkpoint | None = None, epsilon: float = 0.0) -> None:
         super().__init__(num_players, highest_double, seed)
         self.epsilon = validation.real("epsilon", epsilon, 0.0, 1.0, allowed="a probability")
         if isinstance(checkpoint, Checkpoint):
-            config = checkpoint.config
-            if (config.num_players, config.highest_double) != (self.num_players, self.highest_double):
-                raise ValueError(f"td_lambda weights were trained for {config.num_players} players, "
-                                 f"double-{config.highest_double}, not {self.num_players} players, "
-                                 f"double-{self.highest_double}")
+            trained_for = checkpoint.config.game
+            if trained_for != self.config:
+                raise ValueError(f"td_lambda weights were trained for {describe_table(trained_for)}, not "
+                                 f"{describe_table(self.config)}")
             parts = _acting_parts(checkpoint)
         elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
             path = (shipped_checkpoint(self.config) if checkpoint is None else Path(checkpoint)).resolve()
             if not path.is_file():
                 raise ValueError(f"td_lambda checkpoint {str(path)!r} does not exist")
             stat = path.stat()
-            parts = _load_for_acting(str(path), stat.st_mtime_ns, stat.st_size,
-                                     (self.num_players, self.highest_double))
+            parts = _load_for_acting(str(path), stat.st_mtime_ns, stat.st_size, self.config)
         else:
             raise ValueError(f"checkpoint must be a file path or a td_lambda Checkpoint, got {checkpoint!r}")
         self.value, self.training_config, self.features = parts
@@ -152,8 +150,9 @@ class TDLambdaPolicy(Policy):
         return True
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        actions, vectors, ends_hand = legal_afterstates(observation, action_mask, self.num_players,
-                                                        self.highest_double)
+        if int(action_mask.sum()) == 1:  # a forced move (or a draw, which has no after-state)
+            return int(np.flatnonzero(action_mask)[0])
+        actions, vectors, ends_hand = legal_afterstates(observation, action_mask, self.config)
         if actions.shape[0] == 1:
             return int(actions[0])
         if self.epsilon and self.rng.random() < self.epsilon:

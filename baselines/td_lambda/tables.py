@@ -69,7 +69,7 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
     observations. With `traces` given it learns with TD(lambda) as it plays.
     """
     game = config.game
-    n, highest = game.num_players, game.highest_double
+    n = game.num_players
     observer = Observer(game)
     tables = [Table() for _ in range(config.parallel_hands)]
     opponent_seed = int(rng.integers(2**63))
@@ -79,6 +79,7 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
     mask = np.empty(game.num_actions, dtype=np.int8)
     observations = np.zeros((len(tables), observer.size), dtype=np.int8)
     tiles_with_value = game.tiles.tiles_with_value
+    draw = game.draw_action
 
     def deal(index: int, table: Table) -> bool:
         nxt = next(hands, None)
@@ -89,7 +90,7 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
         table.learner_slot = {seat: slot for slot, seat in enumerate(seats)}
         if opponent != SELF_PLAY and not table.opponents:
             names = opponent.split("+")
-            table.opponents = {seat: make_policy(names[index % len(names)], n, highest,
+            table.opponents = {seat: make_policy(names[index % len(names)], game,
                                                  seed=np.random.default_rng([opponent_seed, index, seat]))
                                for seat in range(n)}
         for policy in table.opponents.values():
@@ -119,6 +120,10 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
                     continue
                 seat = hand.current_player
                 if seat in table.learner_slot:
+                    if draw is not None and rules.fill_legal_actions(hand.state, tiles_with_value, buffer) == 1 \
+                            and buffer[0] == draw:
+                        hand.apply_unchecked(draw)  # forced, and the tile drawn unknown: no after-state to learn
+                        continue
                     movers.append((index, seat, hand))
                     break
                 hand.legal_mask(out=mask)
@@ -135,7 +140,7 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
             actions.append(buffer[:counts[i]].copy())
         flat_actions = np.concatenate(actions)
         rows = np.repeat(np.arange(len(movers)), counts)
-        vectors, ends_hand = afterstates(observations[:len(movers)], flat_actions, n, highest, rows)
+        vectors, ends_hand = afterstates(observations[:len(movers)], flat_actions, game, rows=rows)
         values = predicted_final_pips(network, features, vectors, ends_hand)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         chosen = np.array([start + (rng.integers(count) if epsilon and rng.random() < epsilon

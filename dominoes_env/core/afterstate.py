@@ -36,13 +36,13 @@ from numba import njit
 
 from dominoes_env.core import observation as layout
 from dominoes_env.core import rules
-from dominoes_env.core.config import GameConfig, make_config
+from dominoes_env.core.config import GameConfig, config_of
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.validation import as_integer
 
 
 @njit(cache=True)
-def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_hand, base_size,
+def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_hand, rule_flags, base_size,
                        low, high, tiles_with_value, state_size, out, ends_hand):
     """For each k: read observation rows[k] into a state, play actions[k], encode the result into out[k]."""
     hidden_owner = np.ones(t, dtype=np.int16)  # any seat but the mover's (seat 0 in its own frame)
@@ -53,7 +53,8 @@ def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_
     for k in range(actions.shape[0]):
         row = rows[k]
         if row != last_row:
-            layout.read_state(observations[row], offsets, n, t, highest, max_hand, hidden_owner, observed)
+            layout.read_state(observations[row], offsets, n, t, highest, max_hand, rule_flags, hidden_owner,
+                              observed)
             last_row = row
         for i in range(state_size):  # element by element: an array slice copy compiles far slower
             state[i] = observed[i]
@@ -66,10 +67,10 @@ def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_
 
 
 @njit(cache=True)
-def _legal_actions(observation, offsets, n, t, highest, max_hand, tiles_with_value, state_size, out):
+def _legal_actions(observation, offsets, n, t, highest, max_hand, rule_flags, tiles_with_value, state_size, out):
     """The observer's legal actions (ascending) into `out`; return their count."""
     state = np.zeros(state_size, dtype=np.int16)
-    layout.read_state(observation, offsets, n, t, highest, max_hand, np.ones(t, dtype=np.int16), state)
+    layout.read_state(observation, offsets, n, t, highest, max_hand, rule_flags, np.ones(t, dtype=np.int16), state)
     return rules.fill_legal_actions(state, tiles_with_value, out)
 
 
@@ -82,6 +83,8 @@ class _Kernel:
         self.offsets = base.offsets
         self.base_size = base.size
         self.state_size = rules.state_size(config.num_players, config.num_tiles)
+        self.rule_flags = (rules.BONEYARD_RULE if config.boneyard else 0) | \
+            (rules.COVER_DOUBLES_RULE if config.cover_doubles else 0)
         tiles = config.tiles
         self.low, self.high, self.tiles_with_value = tiles.low, tiles.high, tiles.tiles_with_value
 
@@ -90,25 +93,30 @@ class _Kernel:
         out = np.empty((actions.shape[0], observations.shape[1]), dtype=np.int8)
         ends_hand = np.empty(actions.shape[0], dtype=np.bool_)
         _write_afterstates(observations, rows, actions, self.offsets, c.num_players, c.num_tiles, c.highest_double,
-                           c.max_hand_size, self.base_size, self.low, self.high, self.tiles_with_value,
-                           self.state_size, out, ends_hand)
+                           c.max_hand_size, self.rule_flags, self.base_size, self.low, self.high,
+                           self.tiles_with_value, self.state_size, out, ends_hand)
         return out, ends_hand
 
     def legal_actions(self, observation: np.ndarray) -> np.ndarray:
         c = self.config
         buffer = np.empty(c.num_actions, dtype=np.int64)
         count = _legal_actions(observation, self.offsets, c.num_players, c.num_tiles, c.highest_double,
-                               c.max_hand_size, self.tiles_with_value, self.state_size, buffer)
+                               c.max_hand_size, self.rule_flags, self.tiles_with_value, self.state_size, buffer)
         return buffer[:count].copy()
 
 
 @cache
-def _kernel_for(num_players: int, highest_double: int) -> _Kernel:
-    return _Kernel(make_config(num_players, highest_double))
+def _kernel(config: GameConfig) -> _Kernel:
+    return _Kernel(config)
+
+
+def _kernel_for(num_players: int | GameConfig, highest_double: int) -> _Kernel:
+    """The kernel of a table (a GameConfig in place of `num_players` brings its table rules)."""
+    return _kernel(config_of(num_players, highest_double))
 
 
 @renamed_keyword
-def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int, highest_double: int,
+def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int | GameConfig, highest_double: int = 9,
                 rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """After-states of many (observation, action) pairs in one compiled pass.
 
@@ -133,6 +141,10 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int,
     observations = np.ascontiguousarray(np.atleast_2d(observations), dtype=np.int8)
     actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
     layout.layout_for_size(kernel.config, observations.shape[1])
+    draw = kernel.config.draw_action
+    if draw is not None and np.any(actions == draw):
+        raise ValueError("a draw has no after-state: the tile drawn is unknown (a draw is always the only legal "
+                         "move, so a policy need not weigh it)")
     if rows is None:
         rows = np.zeros(actions.shape[0], dtype=np.int64) if observations.shape[0] == 1 else np.arange(actions.shape[0])
     rows = np.ascontiguousarray(rows, dtype=np.int64).reshape(-1)
@@ -143,8 +155,8 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int,
 
 
 @renamed_keyword
-def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_players: int,
-                      highest_double: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_players: int | GameConfig,
+                      highest_double: int = 9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every legal action of one observation with its after-state: (actions, vectors, ends_hand)."""
     actions = np.flatnonzero(action_mask)
     vectors, ends_hand = afterstates(observation, actions, num_players, highest_double)
@@ -152,7 +164,8 @@ def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_play
 
 
 @renamed_keyword
-def afterstate(observation: np.ndarray, action: int, num_players: int, highest_double: int) -> np.ndarray:
+def afterstate(observation: np.ndarray, action: int, num_players: int | GameConfig,
+               highest_double: int = 9) -> np.ndarray:
     """The observation vector the mover would see right after playing `action`.
 
     Computed only from the mover's own observation vector (a one-hand or multi-hand
@@ -174,7 +187,7 @@ def afterstate(observation: np.ndarray, action: int, num_players: int, highest_d
 
 
 @renamed_keyword
-def legal_actions_of(observation: np.ndarray, num_players: int, highest_double: int) -> np.ndarray:
+def legal_actions_of(observation: np.ndarray, num_players: int | GameConfig, highest_double: int = 9) -> np.ndarray:
     """The legal actions of the observer (rules 5-6), read from its observation vector, ascending."""
     kernel = _kernel_for(num_players, highest_double)
     vector, _ = layout.as_vector(kernel.config, observation)

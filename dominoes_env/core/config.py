@@ -1,10 +1,11 @@
-"""Which games exist: validation of the table size and the derived counts."""
+"""Which games exist: the table size, the table rules, validation, and the derived counts."""
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypedDict
 
 from dominoes_env.core import validation
 from dominoes_env.core.deprecation import renamed_keyword
@@ -13,11 +14,60 @@ from dominoes_env.core.tiles import TileSet, tile_set
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
 MIN_HIGHEST, MAX_HIGHEST = 6, 18
 MAX_HANDS_PER_GAME = 1000  # a full game is N+1 hands; longer games wrap around the engines
+FIRST_PLAYERS = ("engine_holder", "left_of_engine")
+
+#: Tiles each player is dealt when the game has a boneyard, for the double-12 set (91 tiles):
+#: the common Mexican Train rule (2-4 players 15, 5-6 players 12, 7-8 players 10).
+DOUBLE_TWELVE_DEAL = {2: 15, 3: 15, 4: 15, 5: 12, 6: 12, 7: 10, 8: 10}
+
+
+def boneyard_deal_size(num_players: int, highest_double: int) -> int:
+    """Tiles each player is dealt with a boneyard: the double-12 count scaled to the set's size.
+
+    ``round(DOUBLE_TWELVE_DEAL[n] * T / 91)``, at least one tile, so that every set leaves
+    about the same share of its tiles face down as double-12 does (34% at 4 players, 21% at
+    6, 12% at 8): 15 for 4 players with double-12, 9 with double-nine, 5 with double-six;
+    :func:`boneyard_table` prints every case.
+    """
+    num_tiles = (highest_double + 1) * (highest_double + 2) // 2
+    return max(1, int(DOUBLE_TWELVE_DEAL[num_players] * num_tiles / 91 + 0.5))
+
+
+def boneyard_table() -> str:
+    """The deal sizes with a boneyard, as a Markdown table (players x set)."""
+    sets = range(MIN_HIGHEST, MAX_HIGHEST + 1, 3)
+    rows = ["| players | " + " | ".join(f"double-{n} ({(n + 1) * (n + 2) // 2} tiles)" for n in sets) + " |",
+            "|---|" + "---:|" * len(sets)]
+    for players in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+        cells = []
+        for highest in sets:
+            total, each = (highest + 1) * (highest + 2) // 2, boneyard_deal_size(players, highest)
+            cells.append(f"{each} (boneyard {total - players * each})")
+        rows.append(f"| {players} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+class TableRules(TypedDict):
+    """The table rules as keyword arguments (of make_config, the envs, evaluate, the league)."""
+
+    boneyard: bool
+    cover_doubles: bool
+    first_player: str
 
 
 @dataclass(frozen=True)
 class GameConfig:
-    """The size of a game: number of seats and highest pip value.
+    """A game: the number of seats, the highest pip value, and the table rules.
+
+    The default rules are the rule book's (docs/RULES.md). The options are the table rules
+    most people play (rule book, "Table rules"):
+
+    - ``boneyard``: deal :func:`boneyard_deal_size` tiles each and keep the rest face down; a
+      player with no legal move draws one tile (the draw action) and may play it at once.
+    - ``cover_doubles``: a double must be covered (the next tile goes on it) before any other
+      move is allowed.
+    - ``first_player``: "engine_holder" (the player who holds the engine moves first) or
+      "left_of_engine" (the player after it).
 
     Construct through :func:`make_config`, which refuses combinations the rules do not
     allow with a ValueError that says what is possible.
@@ -25,6 +75,9 @@ class GameConfig:
 
     num_players: int
     highest_double: int
+    boneyard: bool = False
+    cover_doubles: bool = False
+    first_player: str = "engine_holder"
 
     @property
     def highest_dominoe(self) -> int:
@@ -51,13 +104,48 @@ class GameConfig:
         return self.num_lines * self.num_tiles
 
     @property
+    def draw_action(self) -> int | None:
+        """The draw from the boneyard (right after the pass), or None without a boneyard."""
+        return self.pass_action + 1 if self.boneyard else None
+
+    @property
     def num_actions(self) -> int:
-        return self.pass_action + 1
+        return self.pass_action + (2 if self.boneyard else 1)
+
+    @property
+    def is_default(self) -> bool:
+        """Whether the table rules are the rule book's own (no option set)."""
+        return not self.boneyard and not self.cover_doubles and self.first_player == "engine_holder"
+
+    @property
+    def deal_size(self) -> int:
+        """Tiles each seat is dealt with a boneyard (without one every tile is dealt: floor(T/n),
+        one more for T mod n seats)."""
+        return boneyard_deal_size(self.num_players, self.highest_double) if self.boneyard else \
+            self.num_tiles // self.num_players
+
+    @property
+    def boneyard_at_deal(self) -> int:
+        """Tiles left face down after the deal (0 without a boneyard)."""
+        return self.num_tiles - self.num_players * self.deal_size if self.boneyard else 0
 
     @property
     def max_hand_size(self) -> int:
-        """Largest hand any seat can be dealt (before the engine is taken out)."""
+        """Largest hand a seat can hold: the largest deal (before the engine is taken out),
+        plus the whole boneyard when there is one."""
+        if self.boneyard:
+            return self.deal_size + self.boneyard_at_deal
         return -(-self.num_tiles // self.num_players)
+
+    def rules_text(self) -> str:
+        """The table rules in words, e.g. "boneyard, doubles covered" or "rule book"."""
+        parts = (["boneyard"] if self.boneyard else []) + (["doubles covered"] if self.cover_doubles else []) + \
+            (["left of the engine starts"] if self.first_player == "left_of_engine" else [])
+        return ", ".join(parts) or "rule book"
+
+    def rules(self) -> TableRules:
+        """The table rules as keyword arguments of :func:`make_config` (for files and records)."""
+        return {"boneyard": self.boneyard, "cover_doubles": self.cover_doubles, "first_player": self.first_player}
 
     @property
     def default_num_hands(self) -> int:
@@ -78,12 +166,14 @@ class GameConfig:
 
 
 @renamed_keyword
-def make_config(num_players: int = 4, highest_double: int = 9) -> GameConfig:
-    """Validate a table size and return its GameConfig.
+def make_config(num_players: int = 4, highest_double: int = 9, *, boneyard: bool = False,
+                cover_doubles: bool = False, first_player: str = "engine_holder") -> GameConfig:
+    """Validate a table size and its table rules and return the GameConfig.
 
     Raises:
         ValueError: if the number of players is outside 2..8, the set is outside
-            double-6..double-18, or the set cannot give each player a tile besides the engine.
+            double-6..double-18, the set cannot give each player a tile besides the engine,
+            or an option is not one of its values.
     """
     num_players = validation.integer("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS, "players at the table")
     highest_double = validation.integer("highest_double", highest_double, MIN_HIGHEST, MAX_HIGHEST,
@@ -96,4 +186,23 @@ def make_config(num_players: int = 4, highest_double: int = 9) -> GameConfig:
             f"{num_players} players a tile besides the engine; use at most "
             f"{num_tiles // 2} players or a larger set"
         )
-    return GameConfig(num_players, highest_double)
+    return GameConfig(num_players, highest_double, validation.flag("boneyard", boneyard),
+                      validation.flag("cover_doubles", cover_doubles),
+                      validation.choice("first_player", first_player, FIRST_PLAYERS))
+
+
+def describe_table(config: GameConfig) -> str:
+    """E.g. "4 players, double-9" or "4 players, double-9 (boneyard, doubles covered)"."""
+    rules = "" if config.is_default else f" ({config.rules_text()})"
+    return f"{config.num_players} players, double-{config.highest_double}{rules}"
+
+
+def config_of(table: int | GameConfig, highest_double: int = 9) -> GameConfig:
+    """A GameConfig from a table size, or the given GameConfig itself.
+
+    Functions that take ``(num_players, highest_double)`` also take a whole GameConfig in
+    place of `num_players` (with its table rules); this is where that is decided.
+    """
+    if isinstance(table, GameConfig):
+        return table
+    return make_config(table, highest_double)

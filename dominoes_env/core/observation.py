@@ -46,9 +46,12 @@ class Field:
         return slice(self.offset, self.offset + self.size)
 
 
-# The encoder writes fields by these positions in the declaration below.
+# The compiled encoder and reader find each field's offset at these slots of the offsets
+# array (-1 where a field is absent: the table-rule fields and the scores are optional).
+SLOTS = ("hand", "played", "open_values", "markers", "lines_started", "dummy_open", "hand_sizes", "passed_last",
+         "whose_turn", "turns_until", "hand_number", "scores", "boneyard", "drew", "double_to_cover")
 (HAND, PLAYED, OPEN_VALUES, MARKERS, LINES_STARTED, DUMMY_OPEN, HAND_SIZES, PASSED_LAST,
- WHOSE_TURN, TURNS_UNTIL, HAND_NUMBER, SCORES) = range(12)
+ WHOSE_TURN, TURNS_UNTIL, HAND_NUMBER, SCORES, BONEYARD, DREW, DOUBLE_TO_COVER) = range(len(SLOTS))
 
 
 def score_bits(config: GameConfig, num_hands: int) -> int:
@@ -78,6 +81,14 @@ def _declared_fields(config: GameConfig, bits: int) -> list[Field]:
         Field("turns_until", (n, n), "one-hot", "[k, j]: seat k moves j turns from now (0 = it is to move)"),
         Field("hand_number", (v,), "one-hot", "h of this hand's engine (h|h)"),
     ]
+    if config.boneyard:
+        declared += [
+            Field("boneyard", (config.boneyard_at_deal,), "thermometer", "[j]: the boneyard holds more than j tiles"),
+            Field("drew", (1,), "bit", "the player to move has drawn this turn (it may only play that tile, or pass)"),
+        ]
+    if config.cover_doubles:
+        declared.append(Field("double_to_cover", (n + 1,), "bits",
+                              "[k]: line k ends in a double that must be covered before any other move"))
     if bits:
         declared.append(Field("scores", (n, bits), "binary", "[k, j]: bit j of seat k's game score before this hand"))
     return declared
@@ -129,8 +140,9 @@ class ObservationLayout:
         self.size = sum(f.size for f in fields)
         self._by_name = {f.name: f for f in fields}
         self.names = tuple(self._by_name)
-        #: field offsets in declaration order (padded to 12): what the compiled kernels take
-        self.offsets = np.array([f.offset for f in fields] + [0] * (12 - len(fields)), dtype=np.int64)
+        #: each field's offset at its slot of SLOTS, -1 where absent: what the compiled kernels take
+        self.offsets = np.array([self._by_name[name].offset if name in self._by_name else -1 for name in SLOTS],
+                                dtype=np.int64)
         self.offsets.setflags(write=False)
 
     @property
@@ -185,7 +197,11 @@ def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
 
 @njit(cache=True)
 def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, bits, out):
-    """Encode what seat `viewer` observes of `state` into the zeroed int8 vector `out`."""
+    """Encode what seat `viewer` observes of `state` into the zeroed int8 vector `out`.
+
+    `bits` is the score bits per seat (0 in a one-hand game); the table-rule fields are
+    written where the layout has them (their offset is not -1).
+    """
     n = state[rules.NUM_PLAYERS]
     t = state[rules.NUM_TILES]
     v = highest + 1
@@ -211,6 +227,12 @@ def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, 
         out[offsets[TURNS_UNTIL] + rel * n + (rel - current) % n] = 1
         for j in range(bits):
             out[offsets[SCORES] + rel * bits + j] = (scores_so_far[seat] >> j) & 1
+    if offsets[BONEYARD] >= 0:
+        for j in range(state[rules.PILE_COUNT]):
+            out[offsets[BONEYARD] + j] = 1
+        out[offsets[DREW]] = state[rules.DREW]
+    if offsets[DOUBLE_TO_COVER] >= 0 and state[rules.DOUBLE_LINE] >= 0:
+        out[offsets[DOUBLE_TO_COVER] + rules.relative_line(viewer, state[rules.DOUBLE_LINE], n)] = 1
 
 
 @njit(cache=True)
@@ -222,15 +244,17 @@ def _index_of_one(vector, start, length):
 
 
 @njit(cache=True)
-def read_state(observation, offsets, n, t, highest, max_hand, hidden_owner, state):
+def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden_owner, state):
     """The engine state the observer sees, in its own frame (it is seat 0, seat k the k-th after it).
 
     Everything a player observes is part of the state, so the state is exact except for
     what the player cannot see: each tile that is neither in its hand, nor on the table,
-    nor the engine is given to seat ``hidden_owner[tile]`` (a search passes a sampled deal;
-    after-states pass any other seat: every tile is dealt, so such tiles are held by
-    someone), and the order in which tiles were played (not observed, and no rule reads
-    it). `state` is an array of the rules' state size for this table; it is overwritten.
+    nor the engine is given to seat ``hidden_owner[tile]`` (a search passes a sampled deal,
+    ``rules.IN_BONEYARD`` for the tiles it puts face down; after-states pass any other seat),
+    the boneyard's order (the pile's slots are left empty: a caller that draws must lay
+    them), and the order in which tiles were played (not observed, and no rule reads it).
+    `rule_flags` are the table rules in force (``rules.RULES``). `state` is an array of the
+    rules' state size for this table; it is overwritten.
     """
     state[:] = 0
     v = highest + 1
@@ -271,6 +295,16 @@ def read_state(observation, offsets, n, t, highest, max_hand, hidden_owner, stat
         hand_sizes[seat] = held
     state[rules.DUMMY_OPEN] = observation[offsets[DUMMY_OPEN]]
     state[rules.CURRENT_PLAYER] = _index_of_one(observation, offsets[WHOSE_TURN], n)
+    state[rules.RULES] = rule_flags
+    state[rules.DOUBLE_LINE] = -1
+    if offsets[BONEYARD] >= 0:
+        pile = 0
+        while pile < offsets[DREW] - offsets[BONEYARD] and observation[offsets[BONEYARD] + pile] == 1:
+            pile += 1
+        state[rules.PILE_COUNT] = pile
+        state[rules.DREW] = observation[offsets[DREW]]
+    if offsets[DOUBLE_TO_COVER] >= 0:
+        state[rules.DOUBLE_LINE] = _index_of_one(observation, offsets[DOUBLE_TO_COVER], n + 1)
 
 
 class Observer:
@@ -335,7 +369,7 @@ def check_consistent(layout: ObservationLayout, vector: np.ndarray) -> None:
             if not (rows.sum(axis=1) == 1).all():
                 raise ValueError(f"{name}: field {field.name!r} is not one-hot")
         elif field.encoding == "thermometer":
-            rows = views[field.name]
+            rows = views[field.name].reshape(-1, field.shape[-1])
             if (np.diff(rows, axis=1) > 0).any():
                 raise ValueError(f"{name}: field {field.name!r} is not a thermometer")
     hand, played = views["hand"], views["played"]
@@ -344,6 +378,8 @@ def check_consistent(layout: ObservationLayout, vector: np.ndarray) -> None:
     engine = config.tiles.double(int(np.argmax(views["hand_number"])))
     if hand[engine] or played[:, engine].any():
         raise ValueError(f"{name}: the engine is in the hand or on a line")
+    if "double_to_cover" in layout.names and views["double_to_cover"].sum() > 1:
+        raise ValueError(f"{name}: more than one double to cover")
     if int(views["hand_sizes"][0].sum()) != int(hand.sum()):
         raise ValueError(f"{name}: my hand size ({int(views['hand_sizes'][0].sum())}) differs from the tiles "
                          f"I hold ({int(hand.sum())})")
@@ -375,6 +411,12 @@ def decode_fields(config: GameConfig, observation: Any) -> dict[str, Any]:
         "hand_number": int(np.argmax(fields["hand_number"])),
         "scores": None,
     }
+    if "boneyard" in layout.names:
+        decoded["boneyard_size"] = int(fields["boneyard"].sum())
+        decoded["drew"] = bool(fields["drew"][0])
+    if "double_to_cover" in layout.names:
+        lines = np.flatnonzero(fields["double_to_cover"])
+        decoded["double_to_cover"] = int(lines[0]) if lines.size else None
     if "scores" in layout.names:
         weights = 1 << np.arange(layout.score_bits, dtype=np.int64)
         decoded["scores"] = tuple(int(row.astype(np.int64) @ weights) for row in fields["scores"])

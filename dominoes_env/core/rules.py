@@ -1,4 +1,4 @@
-"""The rules of RULES.md as compiled functions over one flat state array.
+"""The rules of RULES.md, table rules included, as compiled functions over one flat state array.
 
 A hand's whole state lives in one int16 array (see :mod:`dominoes_env.core.state` for
 the named views a reader would use). Keeping it flat makes a copy one memcpy, lets
@@ -22,7 +22,13 @@ line_started   n       1 once a tile was played on that seat's line
 marker_up      n       1 while the seat's marker is up
 passed_last    n       1 if the seat's latest action was a pass
 hand_sizes     n       tiles each seat holds
+pile           T       the boneyard, face down: pile[PILE_COUNT - 1] is drawn next
 =============  ======  =====================================================
+
+The table rules (``GameConfig.boneyard``, ``cover_doubles``) are flags in the header, so
+one compiled function serves every rule set, and the rule book's game (no flag) takes the
+same paths as before: with no boneyard the pile is empty and nothing can be drawn, and with
+no double to cover ``DOUBLE_LINE`` stays -1.
 """
 
 from __future__ import annotations
@@ -40,16 +46,25 @@ WENT_OUT = 5  # seat that played its last tile, -1 if none (yet, or the hand blo
 MOVES = 6  # decisions taken so far, passes included
 ENGINE_VALUE = 7  # h: the engine is (h|h)
 TILES_PLAYED = 8
+RULES = 9  # table rules in force: a sum of the flags below
+DREW = 10  # 1 once the player to move has drawn this turn (it may then play only the drawn tile, or pass)
+DOUBLE_LINE = 11  # the line whose double must be covered before any other move, -1 if none
+PILE_COUNT = 12  # tiles left in the boneyard
 HEADER_SIZE = 16
+
+# Table rules (flags of the RULES slot).
+BONEYARD_RULE = 1
+COVER_DOUBLES_RULE = 2
 
 # Owner values besides a seat number.
 ON_TABLE = -1
 OUT_OF_PLAY = -2  # the engine, and tiles a hand-built position leaves out
+IN_BONEYARD = -3  # face down in the boneyard
 
 
 def state_size(num_players: int, num_tiles: int) -> int:
     """Length of the state array for a table size."""
-    return HEADER_SIZE + 3 * num_tiles + (num_players + 1) + 4 * num_players
+    return HEADER_SIZE + 4 * num_tiles + (num_players + 1) + 4 * num_players
 
 
 @njit(cache=True, inline="always")
@@ -69,6 +84,28 @@ def split_state(state):
     passed_last = state[o + 2 * n:o + 3 * n]
     hand_sizes = state[o + 3 * n:o + 4 * n]
     return owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes
+
+
+@njit(cache=True, inline="always")
+def pile_of(state):
+    """The boneyard's slots (a view): the tiles still face down are pile[:state[PILE_COUNT]]."""
+    n = state[NUM_PLAYERS]
+    t = state[NUM_TILES]
+    start = HEADER_SIZE + 3 * t + (n + 1) + 4 * n
+    return state[start:start + t]
+
+
+@njit(cache=True, inline="always")
+def may_draw(state):
+    """The boneyard rule: a player with no tile to play draws, once per turn, while the boneyard lasts."""
+    return state[PILE_COUNT] > 0 and state[DREW] == 0
+
+
+@njit(cache=True, inline="always")
+def last_action(state):
+    """The highest action number of this table: the pass, or the draw with a boneyard."""
+    n = state[NUM_PLAYERS]
+    return (n + 1) * state[NUM_TILES] + (1 if state[RULES] & BONEYARD_RULE else 0)
 
 
 @njit(cache=True, inline="always")
@@ -103,24 +140,35 @@ def fill_legal_actions(state, tiles_with_value, out):
     """Write the legal actions of the player to move into `out`, ascending; return the count.
 
     An action is `relative_line * T + tile`; pass ((n+1) * T) is legal only when nothing
-    else is (rule 6). Iterating lines egocentrically and each value's tiles in ascending
-    order yields the actions already sorted.
+    else is (rule 6), and with a boneyard the draw ((n+1) * T + 1) comes first: legal exactly
+    when no tile can be played, the boneyard is not empty and the player has not drawn yet
+    this turn. While a double waits to be covered, the only tile moves are onto that double,
+    whoever owns its line. Iterating lines egocentrically and each value's tiles in
+    ascending order yields the actions already sorted.
     """
     n = state[NUM_PLAYERS]
     t = state[NUM_TILES]
     seat = state[CURRENT_PLAYER]
     owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
     count = 0
-    for rel in range(n + 1):
-        line = absolute_line(seat, rel, n)
-        if not may_play_on(state, marker_up, seat, line):
-            continue
-        for tile in tiles_with_value[open_values[line]]:
+    pending = state[DOUBLE_LINE]
+    if pending >= 0:
+        rel = relative_line(seat, pending, n)
+        for tile in tiles_with_value[open_values[pending]]:
             if owner[tile] == seat:
                 out[count] = rel * t + tile
                 count += 1
+    else:
+        for rel in range(n + 1):
+            line = absolute_line(seat, rel, n)
+            if not may_play_on(state, marker_up, seat, line):
+                continue
+            for tile in tiles_with_value[open_values[line]]:
+                if owner[tile] == seat:
+                    out[count] = rel * t + tile
+                    count += 1
     if count == 0:
-        out[0] = (n + 1) * t
+        out[0] = (n + 1) * t + (1 if may_draw(state) else 0)
         count = 1
     return count
 
@@ -141,16 +189,24 @@ def is_legal(state, low, high, action):
     """Whether `action` is legal for the player to move (any int; out of range is illegal)."""
     n = state[NUM_PLAYERS]
     t = state[NUM_TILES]
-    if state[HAND_OVER] == 1 or action < 0 or action > (n + 1) * t:
+    if state[HAND_OVER] == 1 or action < 0 or action > last_action(state):
         return False
     if action == (n + 1) * t:
-        return not has_tile_move(state, low, high)
+        return not has_tile_move(state, low, high) and not may_draw(state)
+    if action == (n + 1) * t + 1:
+        return may_draw(state) and not has_tile_move(state, low, high)
     seat = state[CURRENT_PLAYER]
     rel = action // t
     tile = action % t
     owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
     line = absolute_line(seat, rel, n)
-    if owner[tile] != seat or not may_play_on(state, marker_up, seat, line):
+    if owner[tile] != seat:
+        return False
+    pending = state[DOUBLE_LINE]
+    if pending >= 0:
+        if line != pending:
+            return False
+    elif not may_play_on(state, marker_up, seat, line):
         return False
     value = open_values[line]
     return low[tile] == value or high[tile] == value
@@ -158,15 +214,17 @@ def is_legal(state, low, high, action):
 
 @njit(cache=True)
 def has_tile_move(state, low, high):
-    """Whether the player to move holds a tile that fits a line it may play on."""
+    """Whether the player to move holds a tile that fits a line it may play on (only the line
+    of the double to cover, while one waits)."""
     n = state[NUM_PLAYERS]
     seat = state[CURRENT_PLAYER]
     owner, _, _, open_values, _, marker_up, _, _ = split_state(state)
+    pending = state[DOUBLE_LINE]
     for tile in range(owner.shape[0]):
         if owner[tile] != seat:
             continue
         for line in range(n + 1):
-            if may_play_on(state, marker_up, seat, line):
+            if (line == pending) if pending >= 0 else may_play_on(state, marker_up, seat, line):
                 value = open_values[line]
                 if low[tile] == value or high[tile] == value:
                     return True
@@ -175,9 +233,22 @@ def has_tile_move(state, low, high):
 
 @njit(cache=True)
 def is_blocked(state, tiles_with_value):
-    """Rule 9: no tile in any hand fits any seat's line (all markers treated as up) or the open dummy."""
+    """Rule 9: nothing can ever be played or drawn again.
+
+    The boneyard is empty, and no tile in any hand fits the double waiting to be covered
+    (when one waits, no other move is allowed) or else any seat's line (all markers treated
+    as up) or the open dummy.
+    """
+    if state[PILE_COUNT] > 0:
+        return False
     n = state[NUM_PLAYERS]
     owner, _, _, open_values, _, _, _, _ = split_state(state)
+    pending = state[DOUBLE_LINE]
+    if pending >= 0:
+        for tile in tiles_with_value[open_values[pending]]:
+            if owner[tile] >= 0:
+                return False
+        return True
     last_line = n + 1 if state[DUMMY_OPEN] == 1 else n
     for line in range(last_line):
         for tile in tiles_with_value[open_values[line]]:
@@ -190,11 +261,13 @@ def is_blocked(state, tiles_with_value):
 def apply_action(state, low, high, tiles_with_value, action):
     """Play a legal action for the player to move (the caller has checked legality).
 
-    Passing raises the marker (rule 6-7). A tile takes the place of its matching end on
-    the line (rule 5), starts the line, may open the dummy line, lowers the marker only
-    when it is a non-double on the player's own line (rule 7), gives another move after a
-    double (rule 8), and ends the hand when the player goes out or nothing can ever be
-    played again (rule 9).
+    Passing raises the marker (rule 6-7). Drawing (boneyard rule) takes the top tile of the
+    boneyard into the hand; the same player moves again, to play that tile or pass. A tile
+    takes the place of its matching end on the line (rule 5), starts the line, may open the
+    dummy line, lowers the marker only when it is a non-double on the player's own line
+    (rule 7), gives another move after a double (rule 8), makes a double the one to cover or
+    covers it (cover rule), and ends the hand when the player goes out or nothing can ever
+    be played or drawn again (rule 9).
     """
     n = state[NUM_PLAYERS]
     t = state[NUM_TILES]
@@ -204,7 +277,19 @@ def apply_action(state, low, high, tiles_with_value, action):
     if action == (n + 1) * t:
         marker_up[seat] = 1
         passed_last[seat] = 1
+        state[DREW] = 0
         state[CURRENT_PLAYER] = (seat + 1) % n
+        return
+    if action == (n + 1) * t + 1:
+        count = state[PILE_COUNT] - 1
+        tile = pile_of(state)[count]
+        state[PILE_COUNT] = count
+        owner[tile] = seat
+        hand_sizes[seat] += 1
+        passed_last[seat] = 0
+        state[DREW] = 1
+        if is_blocked(state, tiles_with_value):  # the last tile drawn fits nowhere
+            state[HAND_OVER] = 1
         return
     line = absolute_line(seat, action // t, n)
     tile = action % t
@@ -215,7 +300,13 @@ def apply_action(state, low, high, tiles_with_value, action):
     state[TILES_PLAYED] += 1
     hand_sizes[seat] -= 1
     passed_last[seat] = 0
+    state[DREW] = 0
     is_double = low[tile] == high[tile]
+    if state[RULES] & COVER_DOUBLES_RULE:
+        if is_double:
+            state[DOUBLE_LINE] = line
+        elif state[DOUBLE_LINE] == line:
+            state[DOUBLE_LINE] = -1
     if line < n and line_started[line] == 0:
         line_started[line] = 1
         if np.all(line_started == 1):

@@ -12,7 +12,7 @@ from functools import cache
 
 import numpy as np
 
-from dominoes_env.core import actions, rules
+from dominoes_env.core import actions, rules, validation
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.validation import as_integer, integer
@@ -32,13 +32,41 @@ def _seat_of_deal_position(config: GameConfig, hand_index: int) -> np.ndarray:
     return np.repeat(np.arange(n, dtype=np.int16), sizes)
 
 
-def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
-    """Rule 2: shuffle the whole set and deal it; each seat's tiles, ascending (engine included).
+def _shuffle_and_deal(config: GameConfig, hand_index: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 2, and the boneyard rule: each tile's seat, and the boneyard in draw order.
 
-    Draws from `rng` exactly as :meth:`HandState.deal` does, so both give the same deal.
+    One shuffle of the whole set. Without a boneyard every tile is dealt (rule 2). With one,
+    seat s gets positions s*k .. s*k+k-1 of the shuffle (k = ``config.deal_size``) and the
+    rest is the boneyard, drawn in shuffle order. If the engine lies in the boneyard, the
+    players draw one tile each in turn, from seat (hand_index mod n) on, until one draws it
+    (the table rule "whoever draws the engine holds it").
     """
-    seats = np.empty(config.num_tiles, dtype=np.int16)
-    seats[rng.permutation(config.num_tiles)] = _seat_of_deal_position(config, hand_index)
+    n, t = config.num_players, config.num_tiles
+    order = rng.permutation(t)
+    seats = np.empty(t, dtype=np.int16)
+    if not config.boneyard:
+        seats[order] = _seat_of_deal_position(config, hand_index)
+        return seats, order[:0]
+    dealt = n * config.deal_size
+    seats[order[:dealt]] = np.repeat(np.arange(n, dtype=np.int16), config.deal_size)
+    boneyard = order[dealt:]
+    seats[boneyard] = rules.IN_BONEYARD
+    engine = config.tiles.double(engine_value_for_hand(config, hand_index))
+    drawn, seat = 0, hand_index % n
+    while seats[engine] == rules.IN_BONEYARD:
+        seats[boneyard[drawn]] = seat
+        drawn, seat = drawn + 1, (seat + 1) % n
+    return seats, boneyard[drawn:]
+
+
+def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
+    """Rule 2: shuffle the set and deal it; each seat's tiles, ascending (engine included).
+
+    Draws from `rng` exactly as :meth:`HandState.deal` does, so both give the same deal
+    (with a boneyard: the hands after the engine was drawn; :meth:`HandState.deal` also
+    keeps the boneyard's order).
+    """
+    seats, _ = _shuffle_and_deal(config, hand_index, rng)
     return [np.flatnonzero(seats == seat).tolist() for seat in range(config.num_players)]
 
 
@@ -49,7 +77,7 @@ def _view_bounds(num_players: int, num_tiles: int) -> tuple[tuple[int, int], ...
     Computed once per table size: slicing from Python is far cheaper than calling the
     compiled split_state, and the two are checked against each other in the tests.
     """
-    sizes = [num_tiles] * 3 + [num_players + 1] + [num_players] * 4
+    sizes = [num_tiles] * 3 + [num_players + 1] + [num_players] * 4 + [num_tiles]
     bounds, start = [], rules.HEADER_SIZE
     for size in sizes:
         bounds.append((start, start + size))
@@ -92,6 +120,9 @@ class HandState:
         state[rules.NUM_TILES] = t
         state[rules.WENT_OUT] = -1
         state[rules.ENGINE_VALUE] = engine_value
+        state[rules.RULES] = (rules.BONEYARD_RULE if config.boneyard else 0) | \
+            (rules.COVER_DOUBLES_RULE if config.cover_doubles else 0)
+        state[rules.DOUBLE_LINE] = -1
         hand = cls(config, state)
         hand.owner[:] = rules.OUT_OF_PLAY
         hand.line_of[:] = -1
@@ -100,43 +131,62 @@ class HandState:
         return hand
 
     @classmethod
-    def from_deal(cls, config: GameConfig, hands: Sequence[Iterable[int]], engine_value: int) -> HandState:
-        """Start a hand from a deal: the engine leaves its holder's hand, who moves first (rules 1-4).
+    def from_deal(cls, config: GameConfig, hands: Sequence[Iterable[int]], engine_value: int,
+                  boneyard: Iterable[int] = ()) -> HandState:
+        """Start a hand from a deal: the engine leaves its holder's hand; its holder (or, by the
+        ``first_player`` rule, the next seat) moves first (rules 1-4).
 
-        `hands` must hold every tile of the set exactly once.
+        `hands` and `boneyard` (tiles face down, in the order they will be drawn; only with
+        the boneyard rule) must hold every tile of the set exactly once, the engine in a hand.
         """
         n, t = config.num_players, config.num_tiles
         if len(hands) != n:
             raise ValueError(f"hands must list {n} seats, got {len(hands)}")
         dealt = [np.asarray(list(tiles), dtype=np.int64) for tiles in hands]
-        every = np.concatenate(dealt)
+        pile = np.asarray(list(boneyard), dtype=np.int64)
+        if pile.size and not config.boneyard:
+            raise ValueError("a boneyard needs the boneyard rule (make_config(..., boneyard=True))")
+        every = np.concatenate([*dealt, pile])
         if every.size != t or np.any(np.sort(every) != np.arange(t)):
             raise ValueError(f"a deal must hold each of the {t} tiles (indices 0..{t - 1}) exactly once")
         engine_value = integer("engine_value", engine_value, 0, config.highest_double)
+        if config.tiles.double(engine_value) in set(pile.tolist()):
+            raise ValueError("the engine must be in a hand (with a boneyard, the players draw until one holds it)")
         owner = np.empty(t, dtype=np.int16)
         for seat, tiles in enumerate(dealt):
             owner[tiles] = seat
-        return cls._from_owner(config, owner, engine_value)
+        owner[pile] = rules.IN_BONEYARD
+        return cls._from_owner(config, owner, engine_value, pile)
 
     @classmethod
-    def _from_owner(cls, config: GameConfig, owner: np.ndarray, engine_value: int) -> HandState:
-        """Start a hand from each tile's seat (every tile dealt): the fast path of :meth:`deal`."""
+    def _from_owner(cls, config: GameConfig, owner: np.ndarray, engine_value: int, boneyard: np.ndarray
+                    ) -> HandState:
+        """Start a hand from each tile's seat and the boneyard in draw order: the fast path of :meth:`deal`."""
         engine = config.tiles.double(engine_value)
         hand = cls._empty(config, engine_value)
         holder = int(owner[engine])
         hand.owner[:] = owner
         hand.owner[engine] = rules.OUT_OF_PLAY
-        hand.hand_sizes[:] = np.bincount(owner, minlength=config.num_players)
+        held = owner[owner >= 0]
+        hand.hand_sizes[:] = np.bincount(held, minlength=config.num_players)
         hand.hand_sizes[holder] -= 1
-        hand.state[rules.CURRENT_PLAYER] = holder
+        hand._lay_boneyard(boneyard)
+        first = holder if config.first_player == "engine_holder" else (holder + 1) % config.num_players
+        hand.state[rules.CURRENT_PLAYER] = first
         return hand
+
+    def _lay_boneyard(self, draw_order: np.ndarray) -> None:
+        """The pile holds the boneyard with the next tile to draw last (drawing pops the end)."""
+        count = draw_order.shape[0]
+        self.pile[:count] = draw_order[::-1]
+        self.state[rules.PILE_COUNT] = count
 
     @classmethod
     def deal(cls, config: GameConfig, hand_index: int, rng: np.random.Generator) -> HandState:
-        """Deal hand number `hand_index` of a game from the seeded generator `rng` (rules 1-4)."""
-        owner = np.empty(config.num_tiles, dtype=np.int16)
-        owner[rng.permutation(config.num_tiles)] = _seat_of_deal_position(config, hand_index)
-        return cls._from_owner(config, owner, engine_value_for_hand(config, hand_index))
+        """Deal hand number `hand_index` of a game from the seeded generator `rng` (rules 1-4,
+        and the boneyard rule)."""
+        seats, boneyard = _shuffle_and_deal(config, hand_index, rng)
+        return cls._from_owner(config, seats, engine_value_for_hand(config, hand_index), boneyard)
 
     @classmethod
     def from_position(
@@ -148,6 +198,9 @@ class HandState:
         lines: Mapping[int, Sequence[int]] | None = None,
         markers: Iterable[int] = (),
         passed_last: Iterable[int] = (),
+        boneyard: Iterable[int] = (),
+        drew: bool = False,
+        double_to_cover: int | None = None,
     ) -> HandState:
         """Build any position from explicit hands and lines.
 
@@ -160,6 +213,10 @@ class HandState:
                 each must chain from h. Playing on the dummy requires every seat's line started.
             markers: seats whose marker is up.
             passed_last: seats whose latest action was a pass.
+            boneyard: tiles face down, the next one to draw first (boneyard rule only).
+            drew: the player to move has drawn this turn (boneyard rule only).
+            double_to_cover: the line whose last tile is a double waiting to be covered
+                (cover rule only).
 
         Tiles listed nowhere are out of play (not in any hand, not on the table): this keeps
         hand-written positions short. Raises ValueError for an inconsistent position.
@@ -188,9 +245,30 @@ class HandState:
             hand.marker_up[seat] = 1
         for seat in passed_last:
             hand.passed_last[seat] = 1
+        hand._lay_table_rule_state(list(boneyard), drew, double_to_cover, seen)
         hand.state[rules.CURRENT_PLAYER] = current_player
         hand._finish_if_over()
         return hand
+
+    def _lay_table_rule_state(self, boneyard: list[int], drew: bool, double_to_cover: int | None,
+                              seen: set[int]) -> None:
+        config = self.config
+        if (boneyard or drew) and not config.boneyard:
+            raise ValueError("a boneyard (or a draw) needs the boneyard rule (make_config(..., boneyard=True))")
+        for tile in boneyard:
+            self._claim(tile, seen)
+            self.owner[tile] = rules.IN_BONEYARD
+        self._lay_boneyard(np.asarray(boneyard, dtype=np.int64))
+        self.state[rules.DREW] = int(validation.flag("drew", drew))
+        if double_to_cover is None:
+            return
+        if not config.cover_doubles:
+            raise ValueError("a double to cover needs the cover rule (make_config(..., cover_doubles=True))")
+        line = integer("double_to_cover", double_to_cover, 0, config.num_players)
+        played = self.line(line)
+        if not played or not self._tiles.is_double[played[-1]]:
+            raise ValueError(f"double_to_cover={line}: line {line} does not end in a double")
+        self.state[rules.DOUBLE_LINE] = line
 
     def _claim(self, tile: int, seen: set[int]) -> None:
         if not 0 <= tile < self.config.num_tiles:
@@ -244,6 +322,24 @@ class HandState:
     marker_up = property(lambda self: self._view(5), doc="1 while a seat's marker is up.")
     passed_last = property(lambda self: self._view(6), doc="1 if a seat's latest action was a pass.")
     hand_sizes = property(lambda self: self._view(7), doc="Number of tiles each seat holds.")
+    pile = property(lambda self: self._view(8), doc="The boneyard's slots; the face-down tiles are "
+                                                   "pile[:PILE_COUNT], the next to draw last.")
+
+    @property
+    def boneyard(self) -> list[int]:
+        """The tiles face down, the next one to draw first (empty without the boneyard rule)."""
+        return self.pile[:self.state[rules.PILE_COUNT]][::-1].tolist()
+
+    @property
+    def drew(self) -> bool:
+        """Whether the player to move has drawn this turn (it may then only play that tile, or pass)."""
+        return bool(self.state[rules.DREW])
+
+    @property
+    def double_to_cover(self) -> int | None:
+        """The absolute line whose double must be covered before any other move (cover rule), or None."""
+        line = int(self.state[rules.DOUBLE_LINE])
+        return None if line < 0 else line
 
     @property
     def current_player(self) -> int:
