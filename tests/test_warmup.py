@@ -15,7 +15,8 @@ def test_warm_up_compiles_what_the_policies_run_and_announces_only_when_slow():
     assert said == []  # quick (the cache is warm in a test session): no notice
     for kernel in (rules.apply_action, rules.fill_legal_mask, observation.write_observation, search_best_chain):
         assert kernel.signatures, kernel
-    warmup.warm_up([PolicySpec("greedy")], make_config(3, 6), announce=lambda: said.append("compiling"), after_seconds=0.0)
+    warmup.warm_up([PolicySpec("greedy")], make_config(3, 6), announce=lambda: said.append("compiling"),
+                   after_seconds=0.0)
     assert said == ["compiling"]  # slower than the threshold: the notice is given
 
 
