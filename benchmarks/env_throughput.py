@@ -4,7 +4,10 @@ Fixed seeds, 4 players, double-nine, one process. Prints units and ratios agains
 PettingZoo's connect_four_v3 measured in the same run (absolute times on shared machines
 are noisy; ratios within one run are not):
 
-    python benchmarks/env_throughput.py [--seconds 3]
+    python benchmarks/env_throughput.py [--seconds 3] [--rules]
+
+``--rules`` also measures the bare env under each table rule (boneyard, cover doubles,
+both), as a ratio to the rule book's game in the same run.
 
 Targets: wrapped env >= 1.5x connect_four_v3 steps/s; bare env >= 60k steps/s;
 observe() <= 10 us; raw engine >= 300k decisions/s.
@@ -89,6 +92,7 @@ def observe_microseconds(repeats: int = 200_000) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    parser.add_argument("--rules", action="store_true", help="also the bare env under each table rule")
     args = parser.parse_args()
     from pettingzoo.classic import connect_four_v3
 
@@ -114,6 +118,26 @@ def main() -> None:
     print(f"{'engine, compiled self-play loop':34s} {c_decisions:12,.0f} decisions/s {c_hands:9,.0f} hands/s")
     print(f"ratios: engine Python API / original (~21k decisions/s): {py_decisions / 21_000:.1f}x; "
           f"compiled loop / original: {c_decisions / 21_000:.0f}x")
+    if args.rules:
+        table_rule_costs(args.seconds)
+
+
+RULE_SETS = {"rule book": {}, "boneyard": {"boneyard": True}, "cover doubles": {"cover_doubles": True},
+             "boneyard + cover doubles": {"boneyard": True, "cover_doubles": True}}
+
+
+def table_rule_costs(seconds: float) -> None:
+    """Steps/s and time per step of the bare env under each table rule, against the rule book's
+    game measured in the same run (a table rule changes the game, so steps per hand differ
+    too: the time per step is the cost of the option)."""
+    for rules in RULE_SETS.values():
+        aec_steps(dominoes_env.raw_env(4, 9, **rules), 0.2)  # compile each path before timing
+    rates = {name: aec_steps(dominoes_env.raw_env(4, 9, **rules), seconds) for name, rules in RULE_SETS.items()}
+    base = rates["rule book"]
+    print("\nthe bare env under the table rules (4 players, double-nine, masked random play):")
+    for name, rate in rates.items():
+        print(f"{name:34s} {rate:12,.0f} steps/s  {1e6 / rate:6.2f} us per step = {base / rate:5.2f}x the rule "
+              f"book's time per step")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,13 @@ class DominoesEnv(AECEnv):
     every reward mode (:func:`dominoes_env.core.rewards.illegal_action_penalty`); its info
     holds ``illegal_action``, ``penalty`` and ``reason``.
 
+    Table rules (keyword-only, the rule book's game by default; docs/RULES.md, "Table
+    rules"): ``boneyard=True`` deals part of the set and keeps the rest face down (a player
+    who cannot play draws: the action ``(n+1)*T + 1``; the observation adds the fields
+    boneyard and drew); ``cover_doubles=True`` makes a double be covered before any other
+    move (the observation adds the field double_to_cover); ``first_player="left_of_engine"``
+    lets the player after the engine's holder start.
+
     Randomness: only ``reset(seed=...)``; the same seed gives the same deals.
 
     ``reset(seed=None, options=None)`` deals a new episode. ``options={"position": HandState}``
@@ -102,7 +109,9 @@ class DominoesEnv(AECEnv):
     - v1, dominoes-env 0.2.0: ``illegal_action="penalize"`` pays the offender a penalty worse
       than any legal outcome (it paid -1, which the "score" reward made a bargain); its info
       says ``penalty`` and ``reason``. Everything else as in v0. PettingZoo id
-      ``dominoes/dominoes-v1``.
+      ``dominoes/dominoes-v1``. New in the same version: the table-rule options
+      ``boneyard``, ``cover_doubles`` and ``first_player``; with none of them set the game,
+      its observations and its actions are exactly v0's.
     """
 
     metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": ["ansi", "human"], "is_parallelizable": False}

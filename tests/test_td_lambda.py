@@ -25,6 +25,7 @@ from baselines.evaluate import evaluate  # noqa: E402
 from baselines.play import play_game  # noqa: E402
 from baselines.registry import make_policy  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
+from baselines.td_lambda.features import input_size  # noqa: E402
 from dominoes_env.core.observation import observation_fields  # noqa: E402
 
 TINY = td_lambda.TDLambdaConfig(
@@ -650,3 +651,27 @@ def test_an_unwritable_checkpoint_directory_is_refused(capsys):
     # /proc refuses new entries even to root (a chmod-ed directory would not stop root)
     assert dominoes(["train", "td-lambda", "--checkpoint-dir", "/proc/td_lambda_run", "--no-progress"]) == 2
     assert "cannot be written to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rules", [{"boneyard": True}, {"boneyard": True, "cover_doubles": True},
+                                   {"cover_doubles": True, "first_player": "left_of_engine"}])
+def test_the_learner_trains_and_plays_under_table_rules(tmp_path, rules):
+    config = replace(TINY, variant="line", **rules)
+    assert td_lambda.make_features(config).size == input_size(config.game, "line")
+    network = td_lambda.train(config)  # draws are forced moves: played without an after-state
+    path = td_lambda.save_checkpoint(tmp_path / "rules.safetensors", network, config)
+    game = make_config(2, 6, **rules)
+    policy = make_policy("td_lambda", game, checkpoint=str(path))
+    assert policy.training_config.game == game
+    result = evaluate([policy, "random"], num_hands=20, seed=0, num_players=2, highest_double=6, **rules)
+    assert result.num_hands == 20  # every move checked against the mask by the shared loop
+    with pytest.raises(ValueError, match="was trained for 2 players, double-6 \\(.*\\), not 2 players, double-6"):
+        make_policy("td_lambda", 2, 6, checkpoint=str(path))  # the rule book's game: another game
+    assert dominoes(["train", "td-lambda", "--players", "2", "--highest", "6", "--hands", "8", "--hidden", "8",
+                 "--parallel-hands", "4", "--eval-every", "0", "--eval-opponents", "", "--curriculum", "random:1",
+                 "--no-progress", "--checkpoint-dir", str(tmp_path / "cli"),
+                 *(["--boneyard"] if rules.get("boneyard") else []),
+                 *(["--cover-doubles"] if rules.get("cover_doubles") else []),
+                 *(["--first-player", rules["first_player"]] if "first_player" in rules else [])]) == 0
+    trained = td_lambda.load_checkpoint(tmp_path / "cli" / "td_lambda.safetensors")
+    assert trained.config.game == game
