@@ -1,0 +1,91 @@
+"""How the examples rate a trained agent: its gain over a random player in the same seats and deals,
+then a table against the shipped baselines. Shared by the library examples, so every example
+measures the same thing the same way.
+
+The gain is measured by two calls of :func:`baselines.evaluate` with the same seed, which play
+the same deals under every seat rotation whatever the policies:
+
+- ``evaluate([agent, "random", "random", "random"])``: the agent's pips per hand, in each seat
+  once per deal;
+- ``evaluate(["random"] * 4)``: a random player's pips per hand in those seats and deals.
+
+A random player is the reference because the agent was trained against random players, and
+because comparing means over the same deals and seats removes the luck of the deal (the short
+hand, the seat that moves first), which otherwise swamps a difference of a few pips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from baselines import Policy, evaluate
+from baselines.evaluate import EvaluationResult
+from baselines.statistics import ci95_half_width
+
+#: The shipped hand-crafted baselines of the mixed table, strongest first.
+BASELINES = ("persistent_line", "double", "greedy")
+
+
+@dataclass(frozen=True)
+class GainOverRandom:
+    """The agent against a random player in the same seats and deals (4 players, double-nine)."""
+
+    agent_pips: float  # the agent's mean pips left per hand, against three random players
+    random_pips: float  # a random player's mean pips per hand in the same seats and deals
+    ci95: float  # half-width of the 95% interval of the gain, over deals (paired by deal)
+    hands: int  # hands the agent played
+    seed: int  # the evaluation seed: it fixes the deals
+
+    @property
+    def gain(self) -> float:
+        """Pips per hand the agent saves over a random player (positive: better than random)."""
+        return self.random_pips - self.agent_pips
+
+    def line(self) -> str:
+        return (f"agent {self.agent_pips:.2f} pips per hand, a random player in the same seats and deals "
+                f"{self.random_pips:.2f}: gain {self.gain:+.2f} ± {self.ci95:.2f} pips per hand "
+                f"({self.hands} hands, seed {self.seed})")
+
+
+def gain_over_random(agent: Policy, hands: int, seed: int) -> tuple[GainOverRandom, EvaluationResult]:
+    """Rate `agent` against three random players and four random players on the same deals.
+
+    Returns the gain and the agent's own evaluation (its table, head-to-head and raw hands).
+    """
+    with_agent = evaluate([agent, "random", "random", "random"], num_hands=hands, seed=seed)
+    all_random = evaluate(["random"] * 4, num_hands=hands, seed=seed)
+    assert np.array_equal(np.unique(with_agent.deal), np.unique(all_random.deal))  # same deals, by design
+    agent_per_deal = _per_deal_means(with_agent, with_agent.labels.index(agent.label))
+    random_per_deal = _per_deal_means(all_random, 0)
+    gain = GainOverRandom(agent_pips=with_agent[agent.label].mean_pips, random_pips=all_random["random"].mean_pips,
+                          ci95=ci95_half_width(random_per_deal - agent_per_deal),
+                          hands=with_agent[agent.label].hands, seed=seed)
+    return gain, with_agent
+
+
+@dataclass(frozen=True)
+class Rating:
+    """What :func:`rate` measured."""
+
+    gain: GainOverRandom
+    against_random: EvaluationResult  # the agent and three random players
+    against_baselines: EvaluationResult  # the agent and the shipped baselines
+
+
+def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELINES) -> Rating:
+    """Rate `agent` against random players, then against `baselines`; print the tables and the gain."""
+    gain, against_random = gain_over_random(agent, hands, seed)
+    print(f"\n## {agent.label} against three random players\n\n{against_random.table()}\n\n{gain.line()}")
+    against_baselines = evaluate([agent, *baselines], num_hands=hands, seed=seed)
+    print(f"\n## {agent.label} against the baselines\n\n{against_baselines.table()}", flush=True)
+    return Rating(gain, against_random, against_baselines)
+
+
+def _per_deal_means(result: EvaluationResult, policy: int) -> np.ndarray:
+    """Mean pips of one policy in each deal (over its seats and the deal's rotations)."""
+    mine = result.seating == policy
+    sums = np.bincount(result.deal, weights=np.where(mine, result.scores, 0).sum(axis=1))
+    return sums / np.bincount(result.deal, weights=mine.sum(axis=1))
