@@ -1,0 +1,76 @@
+"""examples/torchrl_ppo.py end to end with a small budget, and the TorchRL view of the env it relies on.
+
+Slow (TorchRL's per-step overhead): CI runs it with the ``examples`` extra (``pytest -m "slow and not rllib"``).
+TorchRL is imported only inside the tests, so the default run collects this file without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture
+def example(monkeypatch):
+    """The example as a module (the examples import their shared rating.py from their own folder),
+    with torch on one thread as the script runs it: small networks on a shared machine are several
+    times slower with more."""
+    import torch
+
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield importlib.import_module("torchrl_ppo")
+    torch.set_num_threads(threads)
+
+
+def test_the_env_passes_check_env_specs_and_random_play_obeys_the_mask(example):
+    from torchrl.envs.utils import check_env_specs
+
+    env = example.make_env(seed=0)
+    for seed in range(5):
+        check_env_specs(env, seed=seed)
+    # rand_action of the transformed env: any action outside the mask raises IllegalActionError
+    rollout = env.rollout(400, break_when_any_done=False)
+    done = rollout["next", "done"].squeeze(-1)
+    reward = rollout["next", example.GROUP, "reward"].squeeze(-1)  # [steps, seats]
+    mover = rollout[example.MOVER]
+    assert int(done.sum()) >= 3
+    assert (mover.sum(-1) == 1).all()  # one seat moves per step
+    assert (reward[~done] == 0).all()  # a hand pays when it ends, and only then
+    # ... every seat, in that step, including the seats that did not move in it
+    assert ((reward[done] != 0) & ~mover[done]).any(-1).all()
+
+
+def test_a_short_run_trains_and_its_agent_plays_only_legal_moves(example):
+    result = example.main(["--iterations", "2", "--frames-per-batch", "256", "--eval-hands", "48", "--seed", "0"])
+    assert [log.frames for log in result.iterations] == [256, 256]
+    assert sum(log.hands for log in result.iterations) >= 4  # about 55 steps a hand
+    for log in result.iterations:
+        assert all(math.isfinite(x) for x in (log.loss_objective, log.loss_critic, log.loss_entropy))
+        assert 0 < log.mean_pips < 100
+    assert result.label == "torchrl_ppo(512 steps)"
+    # FunctionPolicy refuses an action outside the mask, so every hand of the rating was legal play
+    for table in (result.rating.against_random, result.rating.against_baselines):
+        assert table[result.label].hands == 48
+    assert math.isfinite(result.rating.gain.gain)
+
+
+def test_the_same_seed_trains_the_same_agent(example):
+    first, second = (example.main(["--iterations", "1", "--frames-per-batch", "128", "--eval-hands", "4",
+                                   "--seed", "3"]) for _ in range(2))
+    assert first.iterations[0].loss_objective == second.iterations[0].loss_objective
+    assert first.rating.against_random.scores.tolist() == second.rating.against_random.scores.tolist()
+
+
+def test_bad_budgets_are_one_line_errors(example, capsys):
+    with pytest.raises(SystemExit):
+        example.main(["--iterations", "0"])
+    assert "--iterations must be an integer from 1" in capsys.readouterr().err
