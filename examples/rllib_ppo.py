@@ -1,0 +1,230 @@
+"""Multi-agent PPO with RLlib (action masking, every seat sharing one policy, self-play), rated against the baselines.
+
+    python examples/rllib_ppo.py --seed 0                                # 5 x 2,000 steps, then the rating
+    python examples/rllib_ppo.py --iterations 1 --batch-size 400 --eval-hands 48       # a smoke run
+
+RLlib pins its own gymnasium, so it lives in its own virtual environment (see
+docs/integrations/rllib.md): ``python3 -m venv .venv-rllib && . .venv-rllib/bin/activate &&
+pip install "torch==2.13.0" && pip install -e ".[test]" "ray[rllib]>=2.60"``.
+
+What RLlib needs, and why each piece is here:
+
+- A ``MultiAgentEnv`` (:class:`DominoesMultiAgentEnv`, below) over the AEC env. RLlib computes
+  an action for every agent that is handed an observation, so only the agent to move gets one;
+  the parallel view would hand every seat an observation each step and RLlib would then learn
+  from actions that are never played.
+- RLlib's action-masking RLModule (``ActionMaskingTorchRLModule``, shipped in
+  ``ray.rllib.examples``) reads ``{"observations": ..., "action_mask": ...}``: the key is
+  ``observations`` (ours is ``observation``), and it takes the log of the mask, so both are
+  float32 here (ours are int8).
+- ``disable_env_checking=True``: RLlib's pre-check steps the env with actions sampled from
+  the whole action space, ignoring the mask; our env raises ``IllegalActionError`` and RLlib
+  reports it as an unrelated error about ``truncateds``.
+- Rewards: a hand pays every seat when it ends, whoever moved. The adapter passes every seat's
+  reward of every step; RLlib keeps the rewards of a seat that has no observation in that step
+  and credits them to that seat's last action.
+- One policy for every seat (``policy_mapping_fn``): the observation is egocentric, so one
+  network can play any seat, and it learns from all of them.
+- The rating (``examples/rating.py``, shared by the library examples): the greedy trained policy,
+  wrapped by ``FunctionPolicy`` around the module's masked inference pass, against three random
+  players beside a random player in the same seats and deals, then a table with the shipped
+  baselines (persistent_line, double, greedy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import ray
+import torch
+from rating import Rating, rate
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+import dominoes_env
+from baselines.adapters import FunctionPolicy
+from baselines.options import count
+
+NUM_PLAYERS, HIGHEST_DOUBLE = 4, 9  # the table examples/rating.py rates on
+POLICY = "shared"  # the one policy every seat maps to
+
+#: PPO's settings. A hand is about 14 decisions per seat with one reward at the end, so
+#: nothing is discounted; the entropy bonus keeps the policy from settling early.
+HIDDEN = 256  # units in each of the two hidden layers
+LEARNING_RATE = 3e-4
+EPOCHS = 4  # passes over each batch
+MINIBATCH = 256  # steps per gradient step
+GAMMA, LAMBDA = 1.0, 0.95
+ENTROPY_COEFF = 0.01
+
+MAX_ITERATIONS, MAX_BATCH_SIZE, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
+
+
+class DominoesMultiAgentEnv(MultiAgentEnv):
+    """The AEC env as an RLlib MultiAgentEnv: the agent to move is the only one observed.
+
+    ``config`` holds the env's keyword arguments (``num_players``, ``highest_double``, ...).
+    Observations are ``{"observations": float32 vector, "action_mask": float32 mask}``, the
+    layout RLlib's action-masking module reads. An illegal action still raises the env's
+    ``IllegalActionError``: nothing here hides or repairs it.
+    """
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.game = dominoes_env.raw_env(**(config or {}))
+        self.agents = self.possible_agents = list(self.game.possible_agents)
+        spaces = self.game.observation_space(self.agents[0])
+        space = gym.spaces.Dict({
+            "observations": gym.spaces.Box(0.0, 1.0, spaces["observation"].shape, np.float32),
+            "action_mask": gym.spaces.Box(0.0, 1.0, spaces["action_mask"].shape, np.float32),
+        })
+        self.observation_spaces = dict.fromkeys(self.agents, space)
+        self.action_spaces = {agent: self.game.action_space(agent) for agent in self.agents}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        self.game.reset(seed=seed, options=options)
+        mover = self.game.agent_selection
+        return {mover: self._observe(mover)}, {}
+
+    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        self.game.step(action_dict[self.game.agent_selection])
+        rewards = dict(self.game.rewards)  # every seat's reward of this step (non-zero only when a hand ends)
+        if all(self.game.terminations.values()):
+            # The episode is over: every seat gets its last observation (its mask is all zeros).
+            observations = {agent: self._observe(agent) for agent in self.agents}
+            return observations, rewards, {"__all__": True}, {"__all__": False}, {}
+        mover = self.game.agent_selection
+        return {mover: self._observe(mover)}, rewards, {"__all__": False}, {"__all__": False}, {}
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        observation = self.game.observe(agent)
+        return {"observations": observation["observation"].astype(np.float32),
+                "action_mask": observation["action_mask"].astype(np.float32)}
+
+
+def make_config(batch_size: int, seed: int) -> PPOConfig:
+    """PPO on the adapter: sampling in the driver process, one shared masked module."""
+    return (
+        PPOConfig()
+        .environment(DominoesMultiAgentEnv, env_config={"num_players": NUM_PLAYERS, "highest_double": HIGHEST_DOUBLE},
+                     disable_env_checking=True)  # the check's random actions ignore the mask
+        .env_runners(num_env_runners=0)  # sample in this process: two cores are not worth a worker
+        .learners(num_learners=0)
+        .multi_agent(policies={POLICY}, policy_mapping_fn=lambda agent_id, episode, **kwargs: POLICY)
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            POLICY: RLModuleSpec(module_class=ActionMaskingTorchRLModule,
+                                 model_config={"head_fcnet_hiddens": [HIDDEN, HIDDEN]}),
+        }))
+        .training(train_batch_size_per_learner=batch_size, minibatch_size=MINIBATCH, num_epochs=EPOCHS,
+                  lr=LEARNING_RATE, gamma=GAMMA, lambda_=LAMBDA, entropy_coeff=ENTROPY_COEFF,
+                  # A hand pays minus the pips left (-100..0): RLlib's default vf_clip_param=10 would
+                  # stop the critic learning from any error above about 3 pips.
+                  vf_clip_param=10_000.0)
+        .debugging(seed=seed)
+    )
+
+
+def greedy_predict(module: RLModule) -> Callable[[np.ndarray, np.ndarray], int]:
+    """predict(observation, action_mask) -> the most probable legal action, for FunctionPolicy.
+
+    The module's inference pass masks the logits itself; it is given the layout the
+    adapter produces (float32, under ``observations``).
+    """
+    def predict(observation: np.ndarray, action_mask: np.ndarray) -> int:
+        batch = {Columns.OBS: {"observations": torch.as_tensor(observation, dtype=torch.float32)[None],
+                               "action_mask": torch.as_tensor(action_mask, dtype=torch.float32)[None]}}
+        with torch.no_grad():
+            logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0]
+        return int(logits.argmax())
+    return predict
+
+
+@dataclass(frozen=True)
+class IterationLog:
+    """What one ``algo.train()`` reported for the shared policy."""
+
+    env_steps: int  # env steps sampled in this iteration
+    episodes: int  # hands finished in this iteration
+    mean_pips: float  # mean pips left per seat and hand (self-play); nan when no hand finished
+    policy_loss: float
+    vf_loss: float
+    entropy: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :func:`main` returns: the training log and the rating."""
+
+    iterations: tuple[IterationLog, ...]
+    label: str  # the trained agent's label in the rating's tables
+    rating: Rating
+
+
+def _log(result: dict, seconds: float) -> IterationLog:
+    learner = result["learners"][POLICY]
+    runners = result["env_runners"]
+    # episode_return_mean sums the returns of every seat; with the default "score" reward it is
+    # minus the pips left at the table.
+    returns = runners.get("episode_return_mean", math.nan)
+    return IterationLog(env_steps=int(runners["num_env_steps_sampled"]), episodes=int(runners["num_episodes"]),
+                        mean_pips=-float(returns) / NUM_PLAYERS, policy_loss=float(learner["policy_loss"]),
+                        vf_loss=float(learner["vf_loss"]), entropy=float(learner["entropy"]), seconds=seconds)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--iterations", type=int, default=5, help="algo.train() calls (default 5)")
+    parser.add_argument("--batch-size", type=int, default=2000,
+                        help="env steps (one move each) per iteration (default 2000: about 35 hands)")
+    parser.add_argument("--eval-hands", type=int, default=2000,
+                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds RLlib and the rating's deals (default 0)")
+    args = parser.parse_args(argv)
+    try:
+        count("--iterations", args.iterations, 1, MAX_ITERATIONS)
+        count("--batch-size", args.batch_size, MINIBATCH, MAX_BATCH_SIZE)
+        count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
+        count("--seed", args.seed, 0, 2**32 - 1)  # RLlib seeds NumPy's legacy generator: 32-bit seeds
+    except ValueError as error:
+        parser.error(str(error))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> RunResult:
+    """Train on a local Ray instance, then rate the greedy trained policy."""
+    args = parse_args(argv)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = make_config(args.batch_size, args.seed).build_algo()
+        logs = []
+        started = time.perf_counter()
+        for iteration in range(1, args.iterations + 1):
+            logs.append(_log(algo.train(), time.perf_counter() - started))
+            log = logs[-1]
+            print(f"iteration {iteration}: {log.env_steps} steps, {log.episodes} hands, self-play mean pips "
+                  f"{log.mean_pips:.2f}; policy loss {log.policy_loss:+.4f}, vf loss {log.vf_loss:.4f}, "
+                  f"entropy {log.entropy:.3f} ({log.seconds:.0f} s)", flush=True)
+        module = algo.get_module(POLICY)
+        algo.stop()
+    finally:
+        ray.shutdown()
+    label = f"rllib_ppo({sum(log.env_steps for log in logs)} steps)"
+    agent = FunctionPolicy(NUM_PLAYERS, HIGHEST_DOUBLE, predict=greedy_predict(module), label=label)
+    return RunResult(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)  # small networks: one thread is faster than several on a shared machine
+    main()

@@ -1,0 +1,79 @@
+"""examples/rllib_ppo.py end to end with a small budget, and the MultiAgentEnv adapter it defines.
+
+RLlib pins its own gymnasium, so these run only in RLlib's virtual environment (``pytest -m rllib``,
+see .ci/run); the main environment deselects them by their marker. RLlib is imported only inside
+the tests, so any environment collects this file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dominoes_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.rllib]
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture
+def example(monkeypatch):
+    """The example as a module (the examples import their shared rating.py from their own folder),
+    with torch on one thread as the script runs it: small networks on a shared machine are several
+    times slower with more."""
+    import torch
+
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield importlib.import_module("rllib_ppo")
+    torch.set_num_threads(threads)
+
+
+def test_the_adapter_observes_only_the_mover_and_pays_every_seat_its_hand(example):
+    env = example.DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        observations, _ = env.reset(seed=seed)
+        earned = dict.fromkeys(env.agents, 0.0)
+        while True:
+            (mover,) = observations  # one observation: the agent to move
+            assert env.observation_spaces[mover].contains(observations[mover])  # float32, "observations"
+            legal = np.flatnonzero(observations[mover]["action_mask"])
+            assert legal.size >= 1
+            observations, rewards, terminateds, truncateds, _ = env.step({mover: int(rng.choice(legal))})
+            for agent, reward in rewards.items():
+                earned[agent] += reward
+            assert not truncateds["__all__"]
+            if terminateds["__all__"]:
+                break
+        assert set(observations) == set(env.agents)  # every seat's last observation, nothing left to play
+        assert not any(observation["action_mask"].any() for observation in observations.values())
+        scores = env.game.infos["player_0"]["hand_scores"]
+        assert [earned[agent] for agent in env.agents] == [-float(pips) for pips in scores]
+
+
+def test_an_illegal_action_raises_the_envs_error(example):
+    env = example.DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
+    observations, _ = env.reset(seed=0)
+    (mover,) = observations
+    illegal = int(np.flatnonzero(observations[mover]["action_mask"] == 0)[0])
+    with pytest.raises(dominoes_env.IllegalActionError):
+        env.step({mover: illegal})
+
+
+def test_one_training_iteration_and_its_agent_plays_only_legal_moves(example):
+    result = example.main(["--iterations", "1", "--batch-size", "400", "--eval-hands", "48", "--seed", "0"])
+    (log,) = result.iterations
+    assert log.env_steps >= 400 and log.episodes >= 1
+    assert all(math.isfinite(x) for x in (log.policy_loss, log.vf_loss, log.entropy, log.mean_pips))
+    assert log.entropy > 0  # the masked distribution is spread over legal moves, not collapsed or empty
+    # FunctionPolicy refuses an action outside the mask, so every hand of the rating was legal play
+    for table in (result.rating.against_random, result.rating.against_baselines):
+        assert table[result.label].hands == 48
+    assert math.isfinite(result.rating.gain.gain)
