@@ -130,9 +130,9 @@ def table_rule_costs(seconds: float) -> None:
     """Steps/s and time per step of the bare env under each table rule, against the rule book's
     game measured in the same run (a table rule changes the game, so steps per hand differ
     too: the time per step is the cost of the option)."""
-    for rules in RULE_SETS.values():
-        aec_steps(dominoes_env.raw_env(4, 9, **rules), 0.2)  # compile each path before timing
-    rates = {name: aec_steps(dominoes_env.raw_env(4, 9, **rules), seconds) for name, rules in RULE_SETS.items()}
+    for options in RULE_SETS.values():
+        aec_steps(dominoes_env.raw_env(4, 9, **options), 0.2)  # compile each path before timing
+    rates = {name: aec_steps(dominoes_env.raw_env(4, 9, **options), seconds) for name, options in RULE_SETS.items()}
     base = rates["rule book"]
     print("\nthe bare env under the table rules (4 players, double-nine, masked random play):")
     for name, rate in rates.items():

@@ -157,7 +157,9 @@ class DominoesEnv(AECEnv):
             seed: seeds the env's only random generator (the deals).
             options: ``{"position": HandState}`` starts the episode from that position
                 instead of a deal (for analysis, tests and replays), optionally with
-                ``"hand_index"``, its number in the game (default N - h, h its engine);
+                ``"hand_index"``, its number in the game (default N - h, h its engine),
+                and, to resume a multi-hand game in its middle, ``"hands_played"`` (hands of
+                the episode already finished) and ``"game_scores"`` (their totals by seat);
                 later hands of a multi-hand game are dealt from the seeded generator.
                 Other keys are ignored, as PettingZoo's API test expects.
         """
@@ -166,8 +168,8 @@ class DominoesEnv(AECEnv):
         if seed is not None or not hasattr(self, "_np_random_seeded"):
             self.np_random, self.np_random_seed = _seeded(seed)
             self._np_random_seeded = True
-        self.game = Game(self.config, self.num_hands, self.np_random,
-                         options.get("position"), options.get("hand_index"))
+        self.game = Game(self.config, self.num_hands, self.np_random, options.get("position"),
+                         options.get("hand_index"), options.get("hands_played", 0), options.get("game_scores"))
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

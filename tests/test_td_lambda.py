@@ -24,8 +24,8 @@ from baselines.cli import main as dominoes  # noqa: E402
 from baselines.evaluate import evaluate  # noqa: E402
 from baselines.play import play_game  # noqa: E402
 from baselines.registry import make_policy  # noqa: E402
-from dominoes_env import make_config  # noqa: E402
 from baselines.td_lambda.features import input_size  # noqa: E402
+from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core.observation import observation_fields  # noqa: E402
 
 TINY = td_lambda.TDLambdaConfig(

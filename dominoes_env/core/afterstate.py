@@ -83,8 +83,7 @@ class _Kernel:
         self.offsets = base.offsets
         self.base_size = base.size
         self.state_size = rules.state_size(config.num_players, config.num_tiles)
-        self.rule_flags = (rules.BONEYARD_RULE if config.boneyard else 0) | \
-            (rules.COVER_DOUBLES_RULE if config.cover_doubles else 0)
+        self.rule_flags = config.rule_flags
         tiles = config.tiles
         self.low, self.high, self.tiles_with_value = tiles.low, tiles.high, tiles.tiles_with_value
 

@@ -137,6 +137,14 @@ class GameConfig:
             return self.deal_size + self.boneyard_at_deal
         return -(-self.num_tiles // self.num_players)
 
+    @property
+    def rule_flags(self) -> int:
+        """The table rules as the compiled engine's flags (its ``RULES`` header slot)."""
+        from dominoes_env.core import rules  # numba kernels: imported when first needed
+
+        return ((rules.BONEYARD_RULE if self.boneyard else 0) | (rules.COVER_DOUBLES_RULE if self.cover_doubles else 0)
+                | (rules.LEFT_OF_ENGINE_RULE if self.first_player == "left_of_engine" else 0))
+
     def rules_text(self) -> str:
         """The table rules in words, e.g. "boneyard, doubles covered" or "rule book"."""
         parts = (["boneyard"] if self.boneyard else []) + (["doubles covered"] if self.cover_doubles else []) + \

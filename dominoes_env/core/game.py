@@ -19,17 +19,25 @@ class Game:
     """
 
     def __init__(self, config: GameConfig, num_hands: int, rng: np.random.Generator,
-                 first_hand: HandState | None = None, first_hand_index: int | None = None) -> None:
+                 first_hand: HandState | None = None, first_hand_index: int | None = None,
+                 hands_played: int = 0, game_scores: Any = None) -> None:
         """Deal the first hand from `rng`, or start from the given position `first_hand`.
 
         With `first_hand`, `first_hand_index` (the hand's number in the game, which fixes
         the engines and deals of the hands after it) defaults to the first hand whose engine
-        is the position's: N - h.
+        is the position's: N - h. A game resumed in its middle gives `hands_played` (hands of
+        its `num_hands` already finished) and `game_scores` (their totals by seat).
         """
         self.config = config
         self.num_hands = integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.rng = rng
+        self.hands_before = integer("hands_played", hands_played, 0, self.num_hands - 1)
         self.totals = np.zeros(config.num_players, dtype=np.int64)
+        if game_scores is not None:
+            scores = [integer("game_scores", score, 0, config.total_pips * self.num_hands) for score in game_scores]
+            if len(scores) != config.num_players:
+                raise ValueError(f"game_scores must give {config.num_players} scores, got {len(scores)}")
+            self.totals[:] = scores
         self.hand_scores: list[np.ndarray] = []
         self.ended_early = False
         if first_hand is None:
@@ -48,7 +56,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self.ended_early or len(self.hand_scores) == self.num_hands
+        return self.ended_early or self.hands_before + len(self.hand_scores) == self.num_hands
 
     def end(self) -> None:
         """End the game now, whatever is left (an illegal action under a penalty)."""
@@ -57,7 +65,7 @@ class Game:
     @property
     def hands_left(self) -> int:
         """Hands not finished yet, the one being played included."""
-        return self.num_hands - len(self.hand_scores)
+        return self.num_hands - self.hands_before - len(self.hand_scores)
 
     @property
     def scores_before_hand(self) -> np.ndarray:

@@ -265,7 +265,7 @@ def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden
     engine_value = _index_of_one(observation, offsets[HAND_NUMBER], v)
     state[rules.ENGINE_VALUE] = engine_value
     state[rules.WENT_OUT] = -1
-    engine = engine_value * (2 * highest + 3 - engine_value) // 2  # index of (h|h): tiles before it, h..N
+    engine = rules.double_index(engine_value, highest)
     played = 0
     for tile in range(t):
         line_of[tile] = -1

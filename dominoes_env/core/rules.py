@@ -50,11 +50,13 @@ RULES = 9  # table rules in force: a sum of the flags below
 DREW = 10  # 1 once the player to move has drawn this turn (it may then play only the drawn tile, or pass)
 DOUBLE_LINE = 11  # the line whose double must be covered before any other move, -1 if none
 PILE_COUNT = 12  # tiles left in the boneyard
+ENGINE_HOLDER = 13  # the seat that was dealt (or drew) the engine
 HEADER_SIZE = 16
 
 # Table rules (flags of the RULES slot).
 BONEYARD_RULE = 1
 COVER_DOUBLES_RULE = 2
+LEFT_OF_ENGINE_RULE = 4  # the player after the engine's holder moves first
 
 # Owner values besides a seat number.
 ON_TABLE = -1
@@ -93,6 +95,12 @@ def pile_of(state):
     t = state[NUM_TILES]
     start = HEADER_SIZE + 3 * t + (n + 1) + 4 * n
     return state[start:start + t]
+
+
+@njit(cache=True, inline="always")
+def double_index(value, highest):
+    """The canonical index of the double (value|value) in the double-`highest` set."""
+    return value * (2 * highest + 3 - value) // 2
 
 
 @njit(cache=True, inline="always")
@@ -329,6 +337,92 @@ def apply_if_legal(state, low, high, tiles_with_value, action):
         return False
     apply_action(state, low, high, tiles_with_value, action)
     return True
+
+
+@njit(cache=True)
+def shuffle_deal(permutation, num_players, hand_index, rule_flags, deal_size, engine, owner, pile):
+    """Rule 2 (and the boneyard rule): each tile's seat from one shuffle of the set.
+
+    `permutation` is a uniformly random ordering of the tiles (drawn by the caller's seeded
+    generator). Without a boneyard every tile is dealt: floor(T/n) to each seat in seat
+    order, one more to seats k, k+1, ... (mod n) in hand k. With one, seat s gets positions
+    s*k .. s*k+k-1 and the rest is the boneyard in shuffled order; if the engine lies there,
+    the seats draw one tile each in turn from seat (hand_index mod n) until one draws it.
+    Writes `owner` (a seat, or IN_BONEYARD) and the boneyard in draw order into `pile`;
+    returns the number of tiles left face down.
+    """
+    n = num_players
+    t = permutation.shape[0]
+    if rule_flags & BONEYARD_RULE == 0:
+        base, extra = t // n, t % n
+        position = 0
+        for seat in range(n):
+            size = base + (1 if (seat - hand_index) % n < extra else 0)
+            for _ in range(size):
+                owner[permutation[position]] = seat
+                position += 1
+        return 0
+    dealt = n * deal_size
+    for position in range(dealt):
+        owner[permutation[position]] = position // deal_size
+    count = 0
+    for position in range(dealt, t):
+        owner[permutation[position]] = IN_BONEYARD
+        pile[count] = permutation[position]
+        count += 1
+    drawn = 0
+    seat = hand_index % n
+    while owner[engine] == IN_BONEYARD:
+        owner[pile[drawn]] = seat
+        drawn += 1
+        seat = (seat + 1) % n
+    for position in range(drawn, count):
+        pile[position - drawn] = pile[position]
+    return count - drawn
+
+
+@njit(cache=True)
+def start_hand(state, num_players, num_tiles, engine_value, engine, rule_flags, owner, draw_order, pile_count):
+    """Rules 1-4: a hand ready to play from each tile's seat (the engine among them) and the
+    boneyard in draw order. `state` is overwritten. The engine goes to the centre; its holder
+    (or, by the first-player rule, the next seat) moves first."""
+    state[:] = 0
+    n, t = num_players, num_tiles
+    state[NUM_PLAYERS] = n
+    state[NUM_TILES] = t
+    state[WENT_OUT] = -1
+    state[ENGINE_VALUE] = engine_value
+    state[RULES] = rule_flags
+    state[DOUBLE_LINE] = -1
+    tile_owner, line_of, play_order, open_values, _, _, _, hand_sizes = split_state(state)
+    for tile in range(t):
+        tile_owner[tile] = owner[tile]
+        line_of[tile] = -1
+        play_order[tile] = -1
+        if owner[tile] >= 0:
+            hand_sizes[owner[tile]] += 1
+    holder = owner[engine]
+    tile_owner[engine] = OUT_OF_PLAY
+    hand_sizes[holder] -= 1
+    for line in range(n + 1):
+        open_values[line] = engine_value
+    pile = pile_of(state)
+    for k in range(pile_count):  # the next tile to draw goes last: drawing pops the end
+        pile[k] = draw_order[pile_count - 1 - k]
+    state[PILE_COUNT] = pile_count
+    state[ENGINE_HOLDER] = holder
+    state[CURRENT_PLAYER] = (holder + 1) % n if rule_flags & LEFT_OF_ENGINE_RULE else holder
+
+
+@njit(cache=True)
+def deal_hand(state, permutation, num_players, hand_index, engine_value, engine, rule_flags, deal_size, scratch):
+    """Deal hand `hand_index` from one shuffle into `state` (:func:`shuffle_deal`, then
+    :func:`start_hand`); `scratch` holds 2T int16 slots."""
+    t = permutation.shape[0]
+    owner = scratch[:t]
+    pile = scratch[t:]
+    count = shuffle_deal(permutation, num_players, hand_index, rule_flags, deal_size, engine, owner, pile)
+    start_hand(state, num_players, t, engine_value, engine, rule_flags, owner, pile, count)
 
 
 @njit(cache=True)

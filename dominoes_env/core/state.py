@@ -23,51 +23,16 @@ def engine_value_for_hand(config: GameConfig, hand_index: int) -> int:
     return (config.highest_double - hand_index) % (config.highest_double + 1)
 
 
-def _seat_of_deal_position(config: GameConfig, hand_index: int) -> np.ndarray:
-    """Seat receiving each position of the shuffled set: floor(T/n) each, in seat order, with
-    one extra tile for seats k, k+1, ..., k+r-1 (mod n) in hand k (rule 2)."""
-    n, t = config.num_players, config.num_tiles
-    sizes = np.full(n, t // n)
-    sizes[(hand_index + np.arange(t % n)) % n] += 1
-    return np.repeat(np.arange(n, dtype=np.int16), sizes)
-
-
-def _shuffle_and_deal(config: GameConfig, hand_index: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Rule 2, and the boneyard rule: each tile's seat, and the boneyard in draw order.
-
-    One shuffle of the whole set. Without a boneyard every tile is dealt (rule 2). With one,
-    seat s gets positions s*k .. s*k+k-1 of the shuffle (k = ``config.deal_size``) and the
-    rest is the boneyard, drawn in shuffle order. If the engine lies in the boneyard, the
-    players draw one tile each in turn, from seat (hand_index mod n) on, until one draws it
-    (the table rule "whoever draws the engine holds it").
-    """
-    n, t = config.num_players, config.num_tiles
-    order = rng.permutation(t)
-    seats = np.empty(t, dtype=np.int16)
-    if not config.boneyard:
-        seats[order] = _seat_of_deal_position(config, hand_index)
-        return seats, order[:0]
-    dealt = n * config.deal_size
-    seats[order[:dealt]] = np.repeat(np.arange(n, dtype=np.int16), config.deal_size)
-    boneyard = order[dealt:]
-    seats[boneyard] = rules.IN_BONEYARD
-    engine = config.tiles.double(engine_value_for_hand(config, hand_index))
-    drawn, seat = 0, hand_index % n
-    while seats[engine] == rules.IN_BONEYARD:
-        seats[boneyard[drawn]] = seat
-        drawn, seat = drawn + 1, (seat + 1) % n
-    return seats, boneyard[drawn:]
-
-
 def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
     """Rule 2: shuffle the set and deal it; each seat's tiles, ascending (engine included).
 
-    Draws from `rng` exactly as :meth:`HandState.deal` does, so both give the same deal
-    (with a boneyard: the hands after the engine was drawn; :meth:`HandState.deal` also
-    keeps the boneyard's order).
+    It is :meth:`HandState.deal` (the same draw from `rng`), read back as hands: with a
+    boneyard, the hands after the engine was drawn.
     """
-    seats, _ = _shuffle_and_deal(config, hand_index, rng)
-    return [np.flatnonzero(seats == seat).tolist() for seat in range(config.num_players)]
+    hand = HandState.deal(config, hand_index, rng)
+    holder = int(hand.state[rules.ENGINE_HOLDER])
+    engine = config.tiles.double(hand.engine_value)
+    return [sorted(hand.hand(seat) + ([engine] if seat == holder else [])) for seat in range(config.num_players)]
 
 
 @cache
@@ -120,8 +85,8 @@ class HandState:
         state[rules.NUM_TILES] = t
         state[rules.WENT_OUT] = -1
         state[rules.ENGINE_VALUE] = engine_value
-        state[rules.RULES] = (rules.BONEYARD_RULE if config.boneyard else 0) | \
-            (rules.COVER_DOUBLES_RULE if config.cover_doubles else 0)
+        state[rules.RULES] = config.rule_flags
+        state[rules.ENGINE_HOLDER] = -1  # not known for a position built by hand
         state[rules.DOUBLE_LINE] = -1
         hand = cls(config, state)
         hand.owner[:] = rules.OUT_OF_PLAY
@@ -156,23 +121,9 @@ class HandState:
         for seat, tiles in enumerate(dealt):
             owner[tiles] = seat
         owner[pile] = rules.IN_BONEYARD
-        return cls._from_owner(config, owner, engine_value, pile)
-
-    @classmethod
-    def _from_owner(cls, config: GameConfig, owner: np.ndarray, engine_value: int, boneyard: np.ndarray
-                    ) -> HandState:
-        """Start a hand from each tile's seat and the boneyard in draw order: the fast path of :meth:`deal`."""
-        engine = config.tiles.double(engine_value)
-        hand = cls._empty(config, engine_value)
-        holder = int(owner[engine])
-        hand.owner[:] = owner
-        hand.owner[engine] = rules.OUT_OF_PLAY
-        held = owner[owner >= 0]
-        hand.hand_sizes[:] = np.bincount(held, minlength=config.num_players)
-        hand.hand_sizes[holder] -= 1
-        hand._lay_boneyard(boneyard)
-        first = holder if config.first_player == "engine_holder" else (holder + 1) % config.num_players
-        hand.state[rules.CURRENT_PLAYER] = first
+        hand = cls(config, np.empty(rules.state_size(n, t), dtype=np.int16))
+        rules.start_hand(hand.state, n, t, engine_value, config.tiles.double(engine_value), config.rule_flags, owner,
+                         pile.astype(np.int16), pile.shape[0])
         return hand
 
     def _lay_boneyard(self, draw_order: np.ndarray) -> None:
@@ -185,8 +136,12 @@ class HandState:
     def deal(cls, config: GameConfig, hand_index: int, rng: np.random.Generator) -> HandState:
         """Deal hand number `hand_index` of a game from the seeded generator `rng` (rules 1-4,
         and the boneyard rule)."""
-        seats, boneyard = _shuffle_and_deal(config, hand_index, rng)
-        return cls._from_owner(config, seats, engine_value_for_hand(config, hand_index), boneyard)
+        engine_value = engine_value_for_hand(config, hand_index)
+        hand = cls(config, np.empty(rules.state_size(config.num_players, config.num_tiles), dtype=np.int16))
+        rules.deal_hand(hand.state, rng.permutation(config.num_tiles).astype(np.int16), config.num_players,
+                        hand_index, engine_value, config.tiles.double(engine_value), config.rule_flags,
+                        config.deal_size, np.empty(2 * config.num_tiles, dtype=np.int16))
+        return hand
 
     @classmethod
     def from_position(

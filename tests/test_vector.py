@@ -1,0 +1,162 @@
+"""The batched engine against the scalar env, move by move, and its refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_invariants import RULE_IDS, RULE_SETS
+
+import dominoes_env
+from dominoes_env import IllegalActionError
+from dominoes_env.vector import VectorDominoes
+
+
+def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
+
+
+def follow(players: int, highest: int, num_hands: int, games: int, steps: int, seed: int, **rules) -> dict:
+    """Drive a VectorDominoes and one scalar env per game with the same actions from the same
+    positions; assert every observation, mask, player to move, reward and score agree."""
+    vec = VectorDominoes(games, players, highest, num_hands, seed=seed, **rules)
+    observations, infos = vec.reset()
+    envs = [dominoes_env.raw_env(players, highest, num_hands, **rules) for _ in range(games)]
+    for game, env in enumerate(envs):
+        env.reset(seed=0, options=vec.reset_options(game))
+    rng = np.random.default_rng(seed)
+    counted = {"hands": 0, "games": 0, "steps": 0}
+    for _ in range(steps):
+        for game, env in enumerate(envs):
+            agent = env.agent_selection
+            assert infos["current_player"][game] == env.possible_agents.index(agent)
+            seen = env.observe(agent)
+            np.testing.assert_array_equal(observations["observation"][game], seen["observation"])
+            np.testing.assert_array_equal(observations["action_mask"][game], seen["action_mask"])
+        actions = random_actions(observations["action_mask"], rng)
+        observations, rewards, terminations, truncations, infos = vec.step(actions)
+        assert not truncations.any()
+        counted["steps"] += games
+        for game, env in enumerate(envs):
+            env.step(int(actions[game]))
+            np.testing.assert_array_equal(rewards[game], [env.rewards[agent] for agent in env.possible_agents])
+            if "_hand_scores" in infos and infos["_hand_scores"][game]:
+                counted["hands"] += 1
+                finished = env.infos[env.possible_agents[0]]
+                assert infos["hand_scores"][game].tolist() == finished["hand_scores"]
+                assert infos["went_out"][game] == (-1 if finished["went_out"] is None else finished["went_out"])
+                assert terminations[game] == env.game.is_over
+                if terminations[game]:
+                    counted["games"] += 1
+                    assert infos["_final_obs"][game] and infos["_final_info"][game]
+                    assert infos["final_info"]["game_scores"][game].tolist() == finished["game_scores"]
+                    last = env.possible_agents[env.game.hand.current_player]
+                    np.testing.assert_array_equal(infos["final_obs"][game]["observation"],
+                                                  env.observe(last)["observation"])
+                # the batch dealt the next hand (or game) from its own generator: follow it there
+                env.reset(seed=0, options=vec.reset_options(game))
+            else:
+                assert not terminations[game]
+    return counted
+
+
+# (players, highest, hands per game, games in the batch, steps)
+CASES = [(4, 9, 1, 24, 300), (2, 6, 1, 16, 300), (3, 12, 2, 12, 250), (8, 15, 1, 6, 500), (5, 9, 3, 8, 300)]
+
+
+@pytest.mark.parametrize("players, highest, num_hands, games, steps", CASES)
+def test_the_batch_plays_exactly_the_scalar_game(players, highest, num_hands, games, steps):
+    counted = follow(players, highest, num_hands, games, steps, seed=players * 7 + highest)
+    assert counted["hands"] > games and counted["games"] > 0
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=RULE_IDS)
+def test_the_batch_plays_exactly_the_scalar_game_under_every_table_rule(rules):
+    counted = follow(4, 9, 2, 12, 200, seed=5, **rules)
+    assert counted["hands"] > 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", RULE_SETS, ids=RULE_IDS)
+@pytest.mark.parametrize("players, highest, num_hands, games, steps", CASES)
+def test_the_batch_plays_exactly_the_scalar_game_many(players, highest, num_hands, games, steps, rules):
+    follow(players, highest, num_hands, games * 4, steps * 2, seed=players + highest, **rules)
+
+
+def test_same_seed_same_games_and_reset_continues_the_generator():
+    def trajectory(seed):
+        vec = VectorDominoes(32, seed=seed)
+        observations, _ = vec.reset()
+        rng = np.random.default_rng(0)
+        seen = [observations["observation"].copy()]
+        for _ in range(80):
+            observations, rewards, terminations, _, _ = vec.step(random_actions(observations["action_mask"], rng))
+            seen.append(observations["observation"].copy())
+        return np.stack(seen)
+
+    assert np.array_equal(trajectory(3), trajectory(3)) and not np.array_equal(trajectory(3), trajectory(4))
+    vec = VectorDominoes(4, seed=1)
+    first, _ = vec.reset()
+    again, _ = vec.reset(seed=1)
+    assert np.array_equal(first["observation"], again["observation"])
+    other, _ = vec.reset()  # no seed: the generator goes on
+    assert not np.array_equal(first["observation"], other["observation"])
+
+
+@pytest.mark.parametrize("make_actions, message", [
+    (lambda vec, legal: legal[:-1], r"an array of 6 actions .*got shape \(5,\)"),
+    (lambda vec, legal: legal.reshape(2, 3), r"an array of 6 actions"),
+    (lambda vec, legal: legal.astype(np.float64), r"must be integers, got dtype float64"),
+    (lambda vec, legal: np.array(["1"] * 6), r"must be integers"),
+    (lambda vec, legal: np.where(np.arange(6) == 2, 999, legal), r"1 of the 6 actions refused.*game 2: action 999 "
+                                                               r"is out of range 0..275"),
+    (lambda vec, legal: np.where(np.arange(6) % 2 == 1, vec.config.pass_action, legal),
+     r"3 of the 6 actions refused, nothing changed: game 1: action 275 \(pass\) is not legal"),
+    (lambda vec, legal: np.full(6, -1), r"6 of the 6 actions refused.*game 0: action -1 is out of range"),
+])
+def test_bad_action_arrays_are_refused_naming_the_games_and_nothing_changes(make_actions, message):
+    vec = VectorDominoes(6, seed=2)
+    observations, _ = vec.reset()
+    legal = np.array([np.flatnonzero(row)[0] for row in observations["action_mask"]], dtype=np.int64)
+    states = vec.states.copy()
+    with pytest.raises(IllegalActionError, match=message):
+        vec.step(make_actions(vec, legal))
+    assert np.array_equal(vec.states, states)
+    vec.step(legal)  # and the batch goes on
+    with pytest.raises(IllegalActionError, match="no games yet"):
+        VectorDominoes(2).step(np.zeros(2, dtype=np.int64))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"num_envs": 0}, "num_envs must be an integer from 1 to"), ({"num_envs": 2.5}, "num_envs must be an integer"),
+    ({"num_envs": 10**8}, "num_envs must be an integer from 1 to 10000000"),
+    ({"num_envs": 9_000_000, "num_players": 8, "highest_double": 18}, r"would take .* GiB"),
+    ({"num_envs": 4, "reward": "win"}, "reward='win'"), ({"num_envs": 4, "seed": -1}, "seed must be an integer"),
+    ({"num_envs": 4, "num_hands": 0}, "num_hands must be"), ({"num_envs": 4, "boneyard": "yes"}, "boneyard must be"),
+])
+def test_bad_arguments_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        VectorDominoes(**kwargs)
+
+
+def test_a_hundred_thousand_games_fit_in_two_gigabytes():
+    vec = VectorDominoes(100_000)
+    assert vec.bytes_per_game * 100_000 < 2 * 2**30
+    observations, _ = vec.reset(seed=0)
+    assert observations["observation"].shape == (100_000, 479) and observations["action_mask"].any(axis=1).all()
+
+
+def test_position_and_reset_options_put_the_scalar_env_on_the_same_game():
+    vec = VectorDominoes(3, num_hands=3, seed=9)
+    observations, infos = vec.reset()
+    rng = np.random.default_rng(9)
+    for _ in range(120):
+        observations, *_, infos = vec.step(random_actions(observations["action_mask"], rng))
+    env = dominoes_env.raw_env(4, 9, 3)
+    for game in range(3):
+        env.reset(options=vec.reset_options(game))
+        seen = env.observe(env.agent_selection)
+        np.testing.assert_array_equal(seen["observation"], observations["observation"][game])
+        one_hand = dominoes_env.raw_env(4, 9)
+        one_hand.reset(options={"position": vec.position(game)})
+        np.testing.assert_array_equal(one_hand.observe(one_hand.agent_selection)["action_mask"],
+                                      observations["action_mask"][game])
