@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture
@@ -74,3 +76,13 @@ def test_bad_budgets_are_one_line_errors(example, capsys):
     with pytest.raises(SystemExit):
         example.main(["--iterations", "0"])
     assert "--iterations must be an integer from 1" in capsys.readouterr().err
+
+
+def test_the_docs_torchrl_snippets_run_on_their_own():
+    """docs/integrations/torchrl.md marks the snippets that need torchrl ```py (tests/test_readme.py,
+    which runs under the test extra alone, takes the ```python ones); each runs in a fresh namespace."""
+    page = ROOT / "docs" / "integrations" / "torchrl.md"
+    snippets = re.findall(r"```py\n(.*?)```", page.read_text(), flags=re.S)
+    assert snippets, f"no ```py snippet in {page}"
+    for index, block in enumerate(snippets):
+        exec(compile(block, f"{page.name} py snippet {index}", "exec"), {"__name__": "__snippet__"})
