@@ -16,7 +16,7 @@ mask of the games concerned, as Gymnasium's vector envs report them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -34,6 +34,22 @@ MAX_ENVS = 10_000_000
 #: Most memory a batch may take (states, observations, masks and the per-game arrays).
 MAX_BYTES = 8 * 2**30
 _SHOWN_ERRORS = 5  # games named in a refusal
+
+
+class HandEnds(NamedTuple):
+    """The hands one move ended: entry k is game ``games[k]``.
+
+    Attributes:
+        games: (m,) the games whose hand ended.
+        scores: (m, n) that hand's pips left per seat.
+        went_out: (m,) the seat that went out, -1 if the hand blocked.
+        game_over: (m,) whether that hand was the game's last.
+    """
+
+    games: np.ndarray
+    scores: np.ndarray
+    went_out: np.ndarray
+    game_over: np.ndarray
 
 
 class VectorDominoes:
@@ -83,10 +99,30 @@ class VectorDominoes:
         self.current_player = np.zeros(b, dtype=np.int64)
         self._reward_code = REWARD_MODES.index(self.reward_mode)
         self._max_hand, self._highest = self.config.max_hand_size, self.config.highest_double
-        self._scores = np.zeros((b, n), dtype=np.int64)  # scratch of every step
+        self._scores = np.zeros((b, n), dtype=np.int64)  # scratch of every move
         self._ended = np.zeros(b, dtype=np.bool_)
         self._went_out = np.full(b, -1, dtype=np.int64)
         self._bad = np.zeros(b, dtype=np.bool_)
+        self._every_game = np.arange(b, dtype=np.int64)
+        self._small = b <= batch.BLOCK  # one block: never worth the thread pool
+        self._ordered_tiles = np.tile(np.arange(t, dtype=np.int16), (min(b, batch.BLOCK), 1))  # shuffled per deal
+        # shapes of what a step returns (the config's sizes are properties: read them once)
+        self._observations_shape = (b, self.layout.size)
+        self._masks_shape = (b, self.config.num_actions)
+        self._rewards_shape = (b, n)
+        # the kernels' fixed arguments, in their order (batch.py puts them first)
+        self._play_fixed = (self.states, self._low, self._high, self._tiles_with_value, self._reward_code, self._bad,
+                            self._scores, self._ended, self._went_out)
+        self._step_fixed = self._play_fixed + (self.game_scores, self._offsets, self._highest, self._max_hand,
+                                               self._bits, self.current_player)
+        self._observe_fixed = (self.states, self.game_scores, self._offsets, self._highest, self._max_hand,
+                               self._bits, self._tiles_with_value)
+        self._close_fixed = (self._ended, self._scores, self._went_out, self.game_scores, self.hands_played,
+                             self.num_hands)
+        self._deal_fixed = (n, self.config.highest_double, self.config.rule_flags, self.config.deal_size)
+        self._no_viewers = np.full(b, -1, dtype=np.int64)
+        self._no_ends = HandEnds(np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=np.int64),
+                                 np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
         self._rng: np.random.Generator | None = None
         self._seed = validation.seed("seed", seed)
         self._dealt = False
@@ -111,10 +147,7 @@ class VectorDominoes:
         seed = validation.seed("seed", seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed if seed is not None else self._seed)
-        rows = np.arange(self.num_envs)
-        self.game_scores[:] = 0
-        self.hands_played[:] = 0
-        self._deal(rows, np.zeros(self.num_envs, dtype=np.int64))
+        self.new_games(self._every_game)
         self._dealt = True
         observations = self._observe()
         return observations, {"current_player": self.current_player.copy()}
@@ -128,103 +161,209 @@ class VectorDominoes:
         """
         if not self._dealt:
             raise IllegalActionError("step() refused: no games yet; call reset() first")
-        values = self._as_actions(actions)
         b = self.num_envs
-        rewards = np.zeros((b, self.config.num_players), dtype=np.float64)
-        scores, ended, went_out, bad = self._scores, self._ended, self._went_out, self._bad  # scratch
-        play = batch.check_and_play_parallel if self._parallel() else batch.check_and_play
-        finished_count = play(self.states, values, self._low, self._high, self._tiles_with_value, self._reward_code,
-                              bad, scores, rewards, ended, went_out)
+        values = actions if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (b,) \
+            else self._as_actions(actions, b)  # the common case inline: a step of one game is a few microseconds
+        observations = np.empty(self._observations_shape, dtype=np.int8)
+        masks = np.empty(self._masks_shape, dtype=np.int8)
+        rewards = np.zeros(self._rewards_shape, dtype=np.float64)
+        move = batch.check_play_observe if self._small or numba.get_num_threads() == 1 \
+            else batch.check_play_observe_parallel
+        finished_count = move(*self._step_fixed, self._every_game, values, rewards, observations, masks)
         if finished_count < 0:
-            self._refuse(values, bad)
+            self._refuse(self._every_game, values, self._bad)
+        terminations = np.zeros(b, dtype=np.bool_)
         if finished_count == 0:  # the common step: no hand ended anywhere
-            observations = self._observe()
-            return observations, rewards, np.zeros(b, dtype=np.bool_), np.zeros(b, dtype=np.bool_), \
-                {"current_player": self.current_player.copy()}
-        finished = np.flatnonzero(ended)
-        scores, went_out = np.where(ended[:, None], scores, 0), np.where(ended, went_out, -1)
-        ended = ended.copy()
-        self._ended[:] = False  # the scratch flags are set only where a hand ends
-        self.game_scores[finished] += scores[finished]
-        self.hands_played[finished] += 1
-        infos: dict[str, Any] = {"hand_scores": scores, "_hand_scores": ended, "went_out": went_out,
-                                 "_went_out": ended.copy()}
-        over = ended & (self.hands_played >= self.num_hands)
-        terminations = over.copy()
-        going_on = finished[~over[finished]]
+            return {"observation": observations, "action_mask": masks}, rewards, terminations, \
+                np.zeros(b, dtype=np.bool_), {"current_player": self.current_player.copy()}
+        hand_over = np.zeros(b, dtype=np.bool_)
+        hand_scores = np.zeros(self._rewards_shape, dtype=np.int64)
+        went_out = np.full(b, -1, dtype=np.int64)
+        games_over = batch.close_hands(*self._close_fixed, self._every_game, True, hand_over, hand_scores, went_out,
+                                       terminations)
+        infos: dict[str, Any] = {"hand_scores": hand_scores, "_hand_scores": hand_over, "went_out": went_out,
+                                 "_went_out": hand_over.copy()}
+        ended = np.flatnonzero(hand_over)
+        going_on = ended
+        if games_over:
+            going_on = ended[~terminations[ended]]
+            self._finish(ended[terminations[ended]], infos)
         if going_on.size:  # the next hand of those games
             self._deal(going_on, self.hands_played[going_on])
-        games_over = np.flatnonzero(over)
-        if games_over.size:
-            self._finish(games_over, scores, went_out, infos)
-        observations = self._observe()
+        self._observe_into(ended, self._no_viewers, True, observations, masks, self.current_player)  # dealt anew
         infos["current_player"] = self.current_player.copy()
-        return observations, rewards, terminations, np.zeros(b, dtype=np.bool_), infos
+        return {"observation": observations, "action_mask": masks}, rewards, terminations, \
+            np.zeros(b, dtype=np.bool_), infos
 
-    def _finish(self, games: np.ndarray, scores: np.ndarray, went_out: np.ndarray, infos: dict[str, Any]) -> None:
-        """Record the finished games' last observations and results, then deal them anew (same-step autoreset)."""
-        last = self._observe_rows(games)
-        final_obs = np.full(self.num_envs, None, dtype=object)
-        for k, game in enumerate(games):
-            final_obs[game] = {"observation": last[0][k], "action_mask": last[1][k]}
-        mask = np.zeros(self.num_envs, dtype=np.bool_)
-        mask[games] = True
-        final_scores = np.zeros_like(self.game_scores)
+    def _finish(self, games: np.ndarray, infos: dict[str, Any]) -> None:
+        """Record the finished games' last observations (the last hand's scores counted) and
+        final scores, then deal them anew (same-step autoreset)."""
+        b = self.num_envs
+        observations, masks, _ = self._observe_games(games, self._no_viewers)
+        final_obs = np.empty(b, dtype=object)
+        for k, game in enumerate(games.tolist()):
+            final_obs[game] = {"observation": observations[k], "action_mask": masks[k]}
+        over = np.zeros(b, dtype=np.bool_)
+        over[games] = True
+        final_scores = np.zeros(self._rewards_shape, dtype=np.int64)
         final_scores[games] = self.game_scores[games]
-        infos["final_obs"], infos["_final_obs"] = final_obs, mask
-        infos["final_info"] = {"game_scores": final_scores, "_game_scores": mask.copy(),
-                               "hand_scores": scores * mask[:, None], "_hand_scores": mask.copy(),
-                               "went_out": np.where(mask, went_out, -1), "_went_out": mask.copy()}
-        infos["_final_info"] = mask.copy()
+        infos["final_obs"], infos["_final_obs"] = final_obs, over
+        infos["final_info"] = {"game_scores": final_scores, "_game_scores": over.copy()}
+        infos["_final_info"] = over.copy()
+        self._new_games(games)
+
+    # ------------------------------------------------------------------ some of the games
+    # The building blocks of step(), public for adapters that step only some games at a time
+    # (the single-agent vector env plays the opponents' seats; the TD trainer its tables).
+    def play(self, games: np.ndarray, actions: Any) -> tuple[np.ndarray, HandEnds]:
+        """Play ``actions[k]`` in game ``games[k]`` (distinct game indices) for its player to move.
+
+        A game whose hand ends is dealt its next hand at once, unless that hand ended the
+        game: a finished game keeps its final position (and :attr:`game_scores`) until
+        :meth:`new_games` deals it anew.
+
+        Returns:
+            the rewards (k, n) in seat order (non-zero only where a hand ended) and the
+            :class:`HandEnds` of this move.
+
+        Raises:
+            IllegalActionError: as :meth:`step`; nothing changes.
+        """
+        if not self._dealt:
+            raise IllegalActionError("step() refused: no games yet; call reset() first")
+        games = self._as_games(games)
+        k = games.shape[0]
+        values = self._as_actions(actions, k)
+        rewards = np.zeros((k, self.config.num_players), dtype=np.float64)
+        play = batch.check_and_play_parallel if self._parallel(k) else batch.check_and_play
+        finished_count = play(*self._play_fixed, games, values, rewards)
+        if finished_count < 0:
+            self._refuse(games, values, self._bad[:k])
+        if finished_count == 0:
+            return rewards, self._no_ends
+        hand_over = np.zeros(k, dtype=np.bool_)
+        hand_scores = np.zeros((k, self.config.num_players), dtype=np.int64)
+        went_out = np.full(k, -1, dtype=np.int64)
+        game_over = np.zeros(k, dtype=np.bool_)
+        batch.close_hands(*self._close_fixed, games, False, hand_over, hand_scores, went_out, game_over)
+        ends = HandEnds(games[hand_over], hand_scores[hand_over], went_out[hand_over], game_over[hand_over])
+        going_on = ends.games[~ends.game_over]
+        if going_on.size:  # the next hand of those games
+            self._deal(going_on, self.hands_played[going_on])
+        return rewards, ends
+
+    def new_games(self, games: np.ndarray) -> None:
+        """Start a new game (scores cleared, hand 0 dealt from the generator) in each of `games`."""
+        if self._rng is None:
+            raise IllegalActionError("no games yet; call reset() first")
+        self._new_games(self._as_games(games))
+
+    def _new_games(self, games: np.ndarray) -> None:
         self.game_scores[games] = 0
         self.hands_played[games] = 0
         self._deal(games, np.zeros(games.shape[0], dtype=np.int64))
 
-    # ------------------------------------------------------------------ inside
-    def _parallel(self, rows: int | None = None) -> bool:
-        """Whether to run a loop over `rows` games (default: all) on several threads: only loops of
-        more than one block, and only when numba may use more than one thread."""
-        return (self.num_envs if rows is None else rows) > batch.BLOCK and numba.get_num_threads() > 1
+    def deal(self, games: np.ndarray, hand_indices: np.ndarray) -> None:
+        """Deal hand ``hand_indices[k]`` of its game (its engine and, with table rules, its first
+        player follow from the index) into game ``games[k]``, one shuffle each from the generator.
+        The games' scores and hand counts are left as they are."""
+        if self._rng is None:
+            raise IllegalActionError("no games yet; call reset() first")
+        games = self._as_games(games)
+        hand_indices = np.asarray(hand_indices)
+        if hand_indices.shape != games.shape or not np.issubdtype(hand_indices.dtype, np.integer) \
+                or (hand_indices.size and hand_indices.min() < 0):
+            raise ValueError(f"hand_indices must be {games.shape[0]} integers >= 0, one per game")
+        self._deal(games, hand_indices.astype(np.int64))
 
-    def _deal(self, rows: np.ndarray, hand_indices: np.ndarray) -> None:
-        """Deal hand `hand_indices[k]` of its game into row `rows[k]`, one shuffle each from the generator."""
+    def _deal(self, games: np.ndarray, hand_indices: np.ndarray) -> None:
         assert self._rng is not None
         t = self.config.num_tiles
-        permutations = self._rng.permuted(np.broadcast_to(np.arange(t, dtype=np.int16), (rows.shape[0], t)), axis=1)
-        c = self.config
-        arguments = (self.states, rows.astype(np.int64), permutations, hand_indices.astype(np.int64),
-                     c.num_players, c.highest_double, c.rule_flags, c.deal_size)
-        if self._parallel(rows.shape[0]):
+        k = games.shape[0]
+        ordered = self._ordered_tiles[:k] if k <= self._ordered_tiles.shape[0] \
+            else np.broadcast_to(self._ordered_tiles[0], (k, t))
+        permutations = self._rng.permuted(ordered, axis=1)
+        arguments = (self.states, games, permutations, hand_indices, *self._deal_fixed)
+        if self._parallel(games.shape[0]):
             batch.deal_parallel(*arguments)
         else:
-            batch.deal_rows(*arguments, 0, rows.shape[0])
+            batch.deal_rows(*arguments, 0, games.shape[0])
+
+    def observe(self, games: np.ndarray, viewers: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Game ``games[k]`` as seat ``viewers[k]`` sees it (default, or -1: its player to move).
+
+        Returns:
+            observations (k, D) int8, masks (k, A) int8 (a seat's legal moves where it is its
+            turn, else zeros) and the seat to move in each game (k,).
+        """
+        games = self._as_games(games)
+        k = games.shape[0]
+        if viewers is None:
+            viewers = self._no_viewers[:k]
+        else:
+            viewers = np.asarray(viewers)
+            n = self.config.num_players
+            if viewers.shape != (k,) or not np.issubdtype(viewers.dtype, np.integer) \
+                    or (k and not -1 <= viewers.min() <= viewers.max() < n):
+                raise ValueError(f"viewers must be {k} seats (-1 for the player to move), each -1..{n - 1}")
+            viewers = viewers.astype(np.int64)
+        return self._observe_games(games, viewers)
+
+    def _observe_games(self, games: np.ndarray, viewers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = games.shape[0]
+        observations = np.empty((k, self._observations_shape[1]), dtype=np.int8)
+        masks = np.empty((k, self._masks_shape[1]), dtype=np.int8)
+        players = np.empty(k, dtype=np.int64)
+        self._observe_into(games, viewers, False, observations, masks, players)
+        return observations, masks, players
+
+    def players_to_move(self, games: np.ndarray) -> np.ndarray:
+        """The seat to move in each of `games`."""
+        return self.states[self._as_games(games), rules.CURRENT_PLAYER].astype(np.int64)
+
+    def _as_games(self, games: Any) -> np.ndarray:
+        """`games` as distinct game indices (int64), or a ValueError saying what they must be."""
+        if games is self._every_game:
+            return games
+        array = np.asarray(games)
+        if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+            raise ValueError(f"games must be a 1-D array of game indices, got {array.dtype} of shape {array.shape}")
+        array = array.astype(np.int64)
+        if array.size and not 0 <= array.min() <= array.max() < self.num_envs:
+            raise ValueError(f"games must be indices 0..{self.num_envs - 1}, got {array.min()}..{array.max()}")
+        if np.unique(array).size != array.size:
+            raise ValueError("games must be distinct: one move per game in one call")
+        return array
+
+    # ------------------------------------------------------------------ inside
+    def _parallel(self, rows: int) -> bool:
+        """Whether to run a loop over `rows` games on several threads: only loops of more than
+        one block, and only when numba may use more than one thread."""
+        return rows > batch.BLOCK and numba.get_num_threads() > 1
 
     def _observe(self) -> dict[str, np.ndarray]:
-        observations, masks = self._observe_into(self.states, self.game_scores, self.current_player)
+        observations = np.empty(self._observations_shape, dtype=np.int8)
+        masks = np.empty(self._masks_shape, dtype=np.int8)
+        self._observe_into(self._every_game, self._no_viewers, True, observations, masks, self.current_player)
         return {"observation": observations, "action_mask": masks}
 
-    def _observe_into(self, states: np.ndarray, game_scores: np.ndarray, players: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
-        observations = np.empty((states.shape[0], self.layout.size), dtype=np.int8)
-        masks = np.empty((states.shape[0], self.config.num_actions), dtype=np.int8)
-        arguments = (states, game_scores, self._offsets, self._highest, self._max_hand, self._bits,
-                     self._tiles_with_value, observations, masks, players)
-        if self._parallel(states.shape[0]):
-            batch.observe_parallel(*arguments)
+    def _observe_into(self, games: np.ndarray, viewers: np.ndarray, by_game: bool, observations: np.ndarray,
+                      masks: np.ndarray, players: np.ndarray) -> None:
+        """Observe `games` into the outputs, at row k for ``games[k]`` or, `by_game`, at row ``games[k]``."""
+        if self._parallel(games.shape[0]):
+            batch.observe_parallel(*self._observe_fixed, games, viewers, by_game, observations, masks, players)
         else:
-            batch.observe_rows(*arguments, 0, states.shape[0])
-        return observations, masks
+            batch.observe_rows(*self._observe_fixed, games, viewers, by_game, observations, masks, players, 0,
+                               games.shape[0])
 
-    def _observe_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self._observe_into(self.states[rows], self.game_scores[rows], np.empty(rows.shape[0], dtype=np.int64))
-
-    def _as_actions(self, actions: Any) -> np.ndarray:
-        """`actions` as a (B,) int64 array, or an error saying what the array must be."""
-        if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (self.num_envs,):
+    def _as_actions(self, actions: Any, count: int) -> np.ndarray:
+        """`actions` as a (count,) int64 array, or an error saying what the array must be."""
+        if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (count,):
             return actions  # the common case, checked by the compiled move
         array = np.asarray(actions)
-        if array.shape != (self.num_envs,):
-            raise IllegalActionError(f"actions must be an array of {self.num_envs} actions (one per game), "
+        if array.shape != (count,):
+            raise IllegalActionError(f"actions must be an array of {count} actions (one per game), "
                                      f"got shape {array.shape}")
         if not np.issubdtype(array.dtype, np.integer):
             raise IllegalActionError(f"actions must be integers, got dtype {array.dtype}")
@@ -232,13 +371,13 @@ class VectorDominoes:
             raise IllegalActionError("actions must fit 64-bit integers")
         return array.astype(np.int64)
 
-    def _refuse(self, values: np.ndarray, bad: np.ndarray) -> None:
+    def _refuse(self, games: np.ndarray, values: np.ndarray, bad: np.ndarray) -> None:
         """The error for the illegal actions the compiled move found (it changed nothing)."""
-        games = np.flatnonzero(bad)
-        shown = "; ".join(f"game {game}: {self.position(game).describe_illegal(int(values[game]))}"
-                          for game in games[:_SHOWN_ERRORS])
-        more = f"; and {games.size - _SHOWN_ERRORS} more games" if games.size > _SHOWN_ERRORS else ""
-        raise IllegalActionError(f"{games.size} of the {self.num_envs} actions refused, nothing changed: "
+        at_fault = np.flatnonzero(bad)
+        shown = "; ".join(f"game {games[k]}: {self.position(int(games[k])).describe_illegal(int(values[k]))}"
+                          for k in at_fault[:_SHOWN_ERRORS])
+        more = f"; and {at_fault.size - _SHOWN_ERRORS} more games" if at_fault.size > _SHOWN_ERRORS else ""
+        raise IllegalActionError(f"{at_fault.size} of the {games.shape[0]} actions refused, nothing changed: "
                                  f"{shown}{more}")
 
     # ------------------------------------------------------------------ one game

@@ -213,18 +213,18 @@ def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, 
             out[offsets[PLAYED] + rules.relative_line(viewer, line_of[tile], n) * t + tile] = 1
     for rel in range(n + 1):
         out[offsets[OPEN_VALUES] + rel * v + open_values[rules.absolute_line(viewer, rel, n)]] = 1
-    current = (state[rules.CURRENT_PLAYER] - viewer) % n
+    current = rules.relative_line(viewer, state[rules.CURRENT_PLAYER], n)
     out[offsets[WHOSE_TURN] + current] = 1
     out[offsets[DUMMY_OPEN]] = state[rules.DUMMY_OPEN]
     out[offsets[HAND_NUMBER] + state[rules.ENGINE_VALUE]] = 1
     for rel in range(n):
-        seat = (viewer + rel) % n
+        seat = rules.absolute_line(viewer, rel, n)
         out[offsets[MARKERS] + rel] = marker_up[seat]
         out[offsets[LINES_STARTED] + rel] = line_started[seat]
         out[offsets[PASSED_LAST] + rel] = passed_last[seat]
         for j in range(min(hand_sizes[seat], max_hand)):
             out[offsets[HAND_SIZES] + rel * max_hand + j] = 1
-        out[offsets[TURNS_UNTIL] + rel * n + (rel - current) % n] = 1
+        out[offsets[TURNS_UNTIL] + rel * n + rules.relative_line(current, rel, n)] = 1
         for j in range(bits):
             out[offsets[SCORES] + rel * bits + j] = (scores_so_far[seat] >> j) & 1
     if offsets[BONEYARD] >= 0:

@@ -121,7 +121,14 @@ def absolute_line(seat, relative_line, num_players):
     """Egocentric line k of `seat` as an absolute line (the dummy line stays n)."""
     if relative_line == num_players:
         return num_players
-    return (seat + relative_line) % num_players
+    line = seat + relative_line  # both in [0, n): a subtraction, not a (slow) integer division
+    return line - num_players if line >= num_players else line
+
+
+@njit(cache=True, inline="always")
+def next_seat(seat, num_players):
+    """The seat after `seat` (in [0, n))."""
+    return 0 if seat + 1 == num_players else seat + 1
 
 
 @njit(cache=True, inline="always")
@@ -129,7 +136,8 @@ def relative_line(seat, line, num_players):
     """Absolute line as seen from `seat` (0 = own line, n = dummy)."""
     if line == num_players:
         return num_players
-    return (line - seat) % num_players
+    relative = line - seat  # both in [0, n): an addition, not a (slow) integer division
+    return relative + num_players if relative < 0 else relative
 
 
 @njit(cache=True, inline="always")
@@ -286,7 +294,7 @@ def apply_action(state, low, high, tiles_with_value, action):
         marker_up[seat] = 1
         passed_last[seat] = 1
         state[DREW] = 0
-        state[CURRENT_PLAYER] = (seat + 1) % n
+        state[CURRENT_PLAYER] = next_seat(seat, n)
         return
     if action == (n + 1) * t + 1:
         count = state[PILE_COUNT] - 1
@@ -327,7 +335,7 @@ def apply_action(state, low, high, tiles_with_value, action):
     elif is_blocked(state, tiles_with_value):
         state[HAND_OVER] = 1
     elif not is_double:
-        state[CURRENT_PLAYER] = (seat + 1) % n
+        state[CURRENT_PLAYER] = next_seat(seat, n)
 
 
 @njit(cache=True)
