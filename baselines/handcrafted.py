@@ -30,7 +30,7 @@ from baselines.chain_search import (
     search_best_chain,
     value_in_hand_of,
 )
-from baselines.policy import Policy, SeedLike
+from baselines.policy import BatchPolicy, Policy, SeedLike
 from baselines.registry import register_policy
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
@@ -44,6 +44,18 @@ def best_legal_action(scores, action_mask):
         if action_mask[action] and (best < 0 or scores[action] > scores[best]):
             best = action
     return best
+
+
+@njit(cache=True)
+def first_legal_in_order(action_masks, order):
+    """For each row of the masks, the first action of `order` the row allows."""
+    chosen = np.empty(action_masks.shape[0], dtype=np.int64)
+    for row in range(action_masks.shape[0]):
+        for action in order:
+            if action_masks[row, action]:
+                chosen[row] = action
+                break
+    return chosen
 
 
 @njit(cache=True)
@@ -96,14 +108,32 @@ def _per_action(config: GameConfig, tile_scores: np.ndarray) -> np.ndarray:
     return np.append(np.tile(tile_scores.astype(np.float64), config.num_lines), np.zeros(extra))
 
 
+def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of (k, A) masks (int8 or bool), in numpy.
+
+    Every legal index in one pass (``flatnonzero``, ordered by row), the count per row, and
+    one uniform per row to pick within the row's run: about 1 ms for 4096 games, five times
+    less than drawing a uniform for every (row, action).
+    """
+    legal = action_masks.view(np.bool_) if action_masks.dtype.itemsize == 1 else action_masks.astype(np.bool_)
+    flat = np.flatnonzero(legal)
+    counts = np.count_nonzero(legal, axis=1)
+    starts = np.cumsum(counts) - counts
+    picks = flat[starts + (rng.random(legal.shape[0]) * counts).astype(np.int64)]
+    return picks - np.arange(legal.shape[0]) * legal.shape[1]
+
+
 @register_policy("random")
-class RandomPolicy(Policy):
+class RandomPolicy(BatchPolicy):
     """Uniform over the legal (tile, line) pairs: a tile legal in two places is twice as likely."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = action_mask.nonzero()[0]
         # one uniform float is several times cheaper than Generator.integers, and uniform too
         return int(legal[int(self.rng.random() * legal.shape[0])])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return random_legal_actions(action_masks, self.rng)
 
 
 class ScoredPolicy(Policy):
@@ -131,8 +161,24 @@ class ScoredPolicy(Policy):
         return int(best_legal_action(self.move_scores(observation, action_mask), action_mask))
 
 
+class TileScoredPolicy(ScoredPolicy, BatchPolicy):
+    """A score per tile and nothing else: the same table for every game, so it acts on batches.
+
+    With fixed scores the choice is the first legal action in one preference order (score
+    descending, then action index ascending: the shared tie-break), so a batch is one
+    gather of the masks in that order and one argmax.
+    """
+
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
+        super().__init__(num_players, highest_double, seed)
+        self.preference = np.lexsort((np.arange(self.scores.shape[0]), -self.scores))
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return first_legal_in_order(action_masks, self.preference)
+
+
 @register_policy("greedy")
-class GreedyPolicy(ScoredPolicy):
+class GreedyPolicy(TileScoredPolicy):
     """Plays the heaviest tile: score = pip sum."""
 
     @staticmethod
@@ -141,7 +187,7 @@ class GreedyPolicy(ScoredPolicy):
 
 
 @register_policy("stupid")
-class StupidPolicy(ScoredPolicy):
+class StupidPolicy(TileScoredPolicy):
     """Plays the lightest tile: score = minus the pip sum."""
 
     @staticmethod
@@ -150,7 +196,7 @@ class StupidPolicy(ScoredPolicy):
 
 
 @register_policy("double")
-class DoublePolicy(ScoredPolicy):
+class DoublePolicy(TileScoredPolicy):
     """Plays any double first (+infinity: it gives another move), else the heaviest tile."""
 
     @staticmethod

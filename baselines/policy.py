@@ -122,6 +122,22 @@ class Policy(ABC):
         return f"{type(self).__name__}({describe_table(self.config)})"
 
 
+class BatchPolicy(Policy):
+    """A policy that keeps nothing between moves, so one object can choose for many games at once.
+
+    The batched envs (:class:`dominoes_env.SingleAgentVectorEnv`, the TD trainer's tables)
+    seat one such object for all their games in a seat and call :meth:`act_batch` once per
+    round; a policy that remembers things within a hand (persistent_line) cannot be shared
+    that way, and they build one copy per game instead. :meth:`act_batch` chooses as
+    :meth:`act` would for each row (a random policy draws differently, from the same
+    distribution).
+    """
+
+    @abstractmethod
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(k, D) observations and (k, A) masks of k games -> (k,) int64 legal actions."""
+
+
 def _is_default(value: Any, default: Any) -> bool:
     if value is default:
         return True

@@ -43,8 +43,7 @@ def acting_hands_per_second(variant: str, hands: int) -> tuple[float, float]:
     rng = td_lambda.seed_everything(0)
     network = td_lambda.build_network(config)
     start = time.perf_counter()
-    td_lambda.play_hands(network, td_lambda.make_features(config), "random",
-                         td_lambda.training_hands(config, hands, rng, self_play=False), config, rng)
+    td_lambda.play_hands(network, td_lambda.make_features(config), "random", hands, config, rng)
     batched = hands / (time.perf_counter() - start)
     policy = td_lambda.TDLambdaPolicy(checkpoint=td_lambda.Checkpoint(network.weights(), config))
     env = dominoes_env.raw_env(4, 9)

@@ -21,10 +21,12 @@ from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
 from dominoes_env.parallel import DominoesParallelEnv, parallel_env
 from dominoes_env.single_agent import SingleAgentEnv
+from dominoes_env.single_agent_vector import SingleAgentVectorEnv
+from dominoes_env.vector import VectorDominoes
 
 __version__ = "0.2.0"
 ENV_ID = "dominoes/dominoes-v1"  #: PettingZoo's registry (AEC)
-GYMNASIUM_ID = "dominoes_env/Dominoes-v0"  #: Gymnasium's registry: the single-agent view
+GYMNASIUM_ID = "dominoes_env/Dominoes-v0"  #: Gymnasium's registry: the single-agent view (and its vector env)
 
 
 @renamed_keyword
@@ -60,11 +62,13 @@ def layout_table(num_players: int | GameConfig = 4, highest_double: int = 9, num
 
 def _register() -> None:
     """Register the AEC env with PettingZoo (>= 1.27 has a registry) and the single-agent
-    view with Gymnasium (``gymnasium.make("dominoes_env/Dominoes-v0", opponents=...)``)."""
+    view with Gymnasium (``gymnasium.make("dominoes_env/Dominoes-v0", opponents=...)``; its
+    batched vector env is ``gymnasium.make_vec`` of the same id)."""
     import gymnasium
 
     if GYMNASIUM_ID not in gymnasium.registry:
-        gymnasium.register(id=GYMNASIUM_ID, entry_point="dominoes_env.single_agent:SingleAgentEnv")
+        gymnasium.register(id=GYMNASIUM_ID, entry_point="dominoes_env.single_agent:SingleAgentEnv",
+                           vector_entry_point="dominoes_env.single_agent_vector:SingleAgentVectorEnv")
     try:
         from pettingzoo import aec_registry, register
     except ImportError:
@@ -77,6 +81,6 @@ _register()
 
 __all__ = [
     "DominoesEnv", "DominoesParallelEnv", "ENV_ID", "GYMNASIUM_ID", "GameConfig", "HandState", "IllegalActionError",
-    "SingleAgentEnv", "afterstate", "decode_observation", "describe_action", "parallel_env",
-    "env", "layout_table", "make_config", "raw_env",
+    "SingleAgentEnv", "SingleAgentVectorEnv", "VectorDominoes", "afterstate", "decode_observation", "describe_action",
+    "parallel_env", "env", "layout_table", "make_config", "raw_env",
 ]

@@ -141,7 +141,8 @@ class SingleAgentEnv(gymnasium.Env):
         """Deal a new episode (a random learner seat unless fixed) and play the opponents up
         to the learner's first move.
 
-        ``options``: ``{"position": HandState, "hand_index": k}`` starts from a position, as
+        ``options``: ``{"position": HandState, "hand_index": k}`` starts from a position, with
+        ``"hands_played"`` and ``"game_scores"`` to resume a multi-hand game in its middle, as
         the AEC env's reset does; ``{"seat": s}`` fixes the learner's seat for this episode.
         """
         super().reset(seed=validation.seed("seed", seed))
@@ -160,7 +161,8 @@ class SingleAgentEnv(gymnasium.Env):
         position = options.get("position")
         if position is not None and not isinstance(position, HandState):
             raise ValueError(f"options['position'] must be a HandState, got {position!r}")
-        self.game = Game(self.config, self.num_hands, self.np_random, position, options.get("hand_index"))
+        self.game = Game(self.config, self.num_hands, self.np_random, position, options.get("hand_index"),
+                         options.get("hands_played", 0), options.get("game_scores"))
         self._reset_opponents()
         self._finished: dict[str, Any] = {}
         self._play_opponents()

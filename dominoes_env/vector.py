@@ -58,7 +58,7 @@ class VectorDominoes:
     Args:
         num_envs: B, the number of games.
         num_players, highest_double, num_hands: the table and the game length, as in
-            :func:`dominoes_env.env`.
+            :func:`dominoes_env.env` (a GameConfig in place of `num_players` brings its table rules).
         reward: "score", "zero_sum" or "rank" (:mod:`dominoes_env.core.rewards`).
         seed: seeds the one generator every deal comes from (None: fresh entropy); the same
             seed plays the same games.
@@ -74,11 +74,16 @@ class VectorDominoes:
     """
 
     @renamed_keyword
-    def __init__(self, num_envs: int, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
+    def __init__(self, num_envs: int, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
                  reward: str = "score", seed: int | None = None, *, boneyard: bool = False,
                  cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
-        self.config: GameConfig = make_config(num_players, highest_double, boneyard=boneyard,
-                                              cover_doubles=cover_doubles, first_player=first_player)
+        if isinstance(num_players, GameConfig):  # a whole table, its rules included
+            if (boneyard, cover_doubles, first_player) != (False, False, "engine_holder"):
+                raise ValueError("give the table rules in the GameConfig or as keywords, not both")
+            self.config: GameConfig = num_players
+        else:
+            self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
+                                      first_player=first_player)
         self.num_envs = validation.integer("num_envs", num_envs, 1, MAX_ENVS)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
@@ -252,29 +257,41 @@ class VectorDominoes:
             self._deal(going_on, self.hands_played[going_on])
         return rewards, ends
 
-    def new_games(self, games: np.ndarray) -> None:
-        """Start a new game (scores cleared, hand 0 dealt from the generator) in each of `games`."""
+    def new_games(self, games: np.ndarray, first_hands: np.ndarray | None = None) -> None:
+        """Start a new game (scores cleared, its first hand dealt from the generator) in each of
+        `games`: hand 0, or hand ``first_hands[k]`` (its engine and first player; a one-hand
+        game may so be played with any engine)."""
         if self._rng is None:
             raise IllegalActionError("no games yet; call reset() first")
-        self._new_games(self._as_games(games))
+        games = self._as_games(games)
+        self._new_games(games, self._as_hand_indices(first_hands, games))
 
-    def _new_games(self, games: np.ndarray) -> None:
+    def _new_games(self, games: np.ndarray, first_hands: np.ndarray | None = None) -> None:
         self.game_scores[games] = 0
         self.hands_played[games] = 0
-        self._deal(games, np.zeros(games.shape[0], dtype=np.int64))
+        self._deal(games, np.zeros(games.shape[0], dtype=np.int64) if first_hands is None else first_hands)
 
-    def deal(self, games: np.ndarray, hand_indices: np.ndarray) -> None:
+    def deal(self, games: np.ndarray, hand_indices: Any) -> None:
         """Deal hand ``hand_indices[k]`` of its game (its engine and, with table rules, its first
         player follow from the index) into game ``games[k]``, one shuffle each from the generator.
         The games' scores and hand counts are left as they are."""
         if self._rng is None:
             raise IllegalActionError("no games yet; call reset() first")
         games = self._as_games(games)
-        hand_indices = np.asarray(hand_indices)
-        if hand_indices.shape != games.shape or not np.issubdtype(hand_indices.dtype, np.integer) \
-                or (hand_indices.size and hand_indices.min() < 0):
-            raise ValueError(f"hand_indices must be {games.shape[0]} integers >= 0, one per game")
-        self._deal(games, hand_indices.astype(np.int64))
+        indices = self._as_hand_indices(hand_indices, games)
+        if indices is None:
+            raise ValueError(f"hand indices must be {games.shape[0]} integers >= 0, one per game")
+        self._deal(games, indices)
+
+    def _as_hand_indices(self, hand_indices: Any, games: np.ndarray) -> np.ndarray | None:
+        """One hand index >= 0 per game as int64 (None stays None), or a ValueError."""
+        if hand_indices is None:
+            return None
+        array = np.asarray(hand_indices)
+        if array.shape != games.shape or not (np.issubdtype(array.dtype, np.integer) or array.size == 0) \
+                or (array.size and array.min() < 0):
+            raise ValueError(f"hand indices must be {games.shape[0]} integers >= 0, one per game")
+        return array.astype(np.int64)
 
     def _deal(self, games: np.ndarray, hand_indices: np.ndarray) -> None:
         assert self._rng is not None
@@ -332,7 +349,8 @@ class VectorDominoes:
         array = array.astype(np.int64)
         if array.size and not 0 <= array.min() <= array.max() < self.num_envs:
             raise ValueError(f"games must be indices 0..{self.num_envs - 1}, got {array.min()}..{array.max()}")
-        if np.unique(array).size != array.size:
+        ascending = array.size < 2 or bool((array[1:] > array[:-1]).all())  # the usual case, and cheap to check
+        if not ascending and np.unique(array).size != array.size:
             raise ValueError("games must be distinct: one move per game in one call")
         return array
 

@@ -160,3 +160,35 @@ def test_position_and_reset_options_put_the_scalar_env_on_the_same_game():
         one_hand.reset(options={"position": vec.position(game)})
         np.testing.assert_array_equal(one_hand.observe(one_hand.agent_selection)["action_mask"],
                                       observations["action_mask"][game])
+
+
+def test_subsets_of_games_step_alone_and_bad_subsets_are_refused():
+    vec = VectorDominoes(6, seed=4)
+    observations, _ = vec.reset()
+    before = vec.states.copy()
+    games = np.array([4, 1])
+    actions = np.array([np.flatnonzero(observations["action_mask"][g])[0] for g in games])
+    rewards, ends = vec.play(games, actions)
+    assert rewards.shape == (2, 4) and ends.games.size == 0
+    changed = np.flatnonzero((vec.states != before).any(axis=1))
+    assert changed.tolist() == [1, 4]
+    seen, masks, players = vec.observe(games)
+    env = dominoes_env.raw_env(4, 9)
+    for k, game in enumerate(games):
+        env.reset(options={"position": vec.position(game)})
+        assert env.possible_agents.index(env.agent_selection) == players[k]
+        np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"], seen[k])
+        np.testing.assert_array_equal(env.observe(env.agent_selection)["action_mask"], masks[k])
+        other = (players[k] + 1) % 4  # another seat's view: its own observation, and nothing legal
+        np.testing.assert_array_equal(vec.observe(np.array([game]), np.array([other]))[0][0],
+                                      env.observe(f"player_{other}")["observation"])
+        assert not vec.observe(np.array([game]), np.array([other]))[1].any()
+    vec.deal(np.array([0, 5]), np.array([3, 0]))
+    assert vec.position(0).engine_value == 6 and vec.position(5).engine_value == 9
+    for call, message in [(lambda: vec.play(np.array([1, 1]), np.array([0, 0])), "distinct"),
+                          (lambda: vec.play(np.array([6]), np.array([0])), r"indices 0..5"),
+                          (lambda: vec.observe(np.array([0.5])), "game indices"),
+                          (lambda: vec.observe(np.array([0]), np.array([4])), r"each -1..3"),
+                          (lambda: vec.deal(np.array([0]), np.array([-1])), "integers >= 0")]:
+        with pytest.raises(ValueError, match=message):
+            call()

@@ -1,9 +1,12 @@
-"""Adapters that turn a trained model into a :class:`~baselines.policy.Policy`, so that a user's
-agent plays in ``dominoes evaluate`` and the league beside the shipped baselines.
+"""Adapters between the project and other libraries: a trained model as a
+:class:`~baselines.policy.Policy` (so a user's agent plays in ``dominoes evaluate`` and the
+league beside the shipped baselines), and the batched env as a library's env.
 
 - :class:`FunctionPolicy`: any ``predict(observation, action_mask) -> action`` function.
 - :mod:`baselines.adapters.sb3`: sb3-contrib's MaskablePPO (the ``maskable_ppo`` policy,
   ``maskable_ppo@model.zip`` on the command line; needs the ``sb3`` extra).
+- :mod:`baselines.adapters.sb3_vec_env`: :class:`~dominoes_env.SingleAgentVectorEnv` as
+  Stable-Baselines3's ``VecEnv`` (``sb3`` extra).
 """
 
 from __future__ import annotations

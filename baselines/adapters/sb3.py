@@ -1,9 +1,11 @@
 """sb3-contrib's MaskablePPO as a policy: ``maskable_ppo@model.zip`` in ``dominoes evaluate`` and the league.
 
-A model trained on :class:`dominoes_env.SingleAgentEnv` (flat or dict observations) plays
-through its own ``predict`` with the action mask, deterministically by default. The model
-file is loaded once per file version (the league makes fresh policies for every game).
-Needs ``pip install 'dominoes-env[sb3]'``.
+A model trained on :class:`dominoes_env.SingleAgentEnv` or
+:class:`dominoes_env.SingleAgentVectorEnv` (through :mod:`baselines.adapters.sb3_vec_env`),
+flat or dict observations, plays through its own ``predict`` with the action mask,
+deterministically by default; as an opponent in the vector env it chooses for all its games
+in one ``predict``. The model file is loaded once per file version (the league makes fresh
+policies for every game). Needs ``pip install 'dominoes-env[sb3]'``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.policy import Policy, SeedLike
+from baselines.policy import BatchPolicy, SeedLike
 from baselines.registry import register_policy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig
@@ -34,7 +36,7 @@ def _load(resolved: str, modified_ns: int, size: int) -> Any:
 
 
 @register_policy("maskable_ppo")
-class MaskablePPOPolicy(Policy):
+class MaskablePPOPolicy(BatchPolicy):
     """Plays a trained sb3-contrib MaskablePPO model.
 
     Args:
@@ -64,6 +66,13 @@ class MaskablePPOPolicy(Policy):
         seen: Any = {"observation": observation, "action_mask": action_mask} if self._dict_observation else observation
         action, _ = self.model.predict(seen, action_masks=action_mask.astype(bool), deterministic=self.deterministic)
         return int(np.asarray(action).reshape(()))
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        seen: Any = {"observation": observations, "action_mask": action_masks} if self._dict_observation \
+            else observations
+        actions, _ = self.model.predict(seen, action_masks=action_masks.astype(bool),
+                                        deterministic=self.deterministic)
+        return np.asarray(actions, dtype=np.int64).reshape(observations.shape[0])
 
 
 def _check_spaces(model: Any, config: GameConfig) -> bool:

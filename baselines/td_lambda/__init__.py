@@ -53,21 +53,14 @@ if TYPE_CHECKING:
         train,
     )
     from baselines.td_lambda.network import ValueNetwork, build_network
-    from baselines.td_lambda.tables import (
-        HandRecord,
-        HandSource,
-        Table,
-        play_hands,
-        training_hands,
-    )
+    from baselines.td_lambda.tables import HandRecord, Tables, play_hands
 
 #: Names that need torch (or only serve training), and the module that defines each.
 _TRAINING_NAMES = {
     "EVALUATION_SEED": "learner", "Traces": "learner", "TrainingLog": "learner",
     "evaluate_network": "learner", "seed_everything": "learner", "train": "learner",
     "ValueNetwork": "network", "build_network": "network",
-    "HandRecord": "tables", "HandSource": "tables", "Table": "tables", "play_hands": "tables",
-    "training_hands": "tables",
+    "HandRecord": "tables", "Tables": "tables", "play_hands": "tables",
 }
 
 __all__ = [  # the training names are loaded on first use (see _TRAINING_NAMES)
@@ -81,12 +74,11 @@ __all__ = [  # the training names are loaded on first use (see _TRAINING_NAMES)
     "BasicFeatures",
     "Checkpoint",
     "HandRecord",
-    "HandSource",
     "LineFeatures",
     "NumpyValue",
     "TDLambdaConfig",
     "TDLambdaPolicy",
-    "Table",
+    "Tables",
     "Traces",
     "TrainingLog",
     "ValueNetwork",
@@ -102,7 +94,6 @@ __all__ = [  # the training names are loaded on first use (see _TRAINING_NAMES)
     "seed_everything",
     "shipped_checkpoint",
     "train",
-    "training_hands",
 ]
 
 

@@ -15,7 +15,7 @@ reference (TD-Gammon's scheme):
 - no discounting; defaults lambda 0.5, alpha 3e-5 (the reference's).
 
 Where this differs from the reference's loop, for speed: many hands are played side by
-side (``parallel_hands`` tables, :mod:`~baselines.td_lambda.tables`), every learner keeps
+side (``parallel_hands`` tables on the batched engine, :mod:`~baselines.td_lambda.tables`), every learner keeps
 its own trace, and the updates of all learners that moved in one round are summed into one
 parameter update (each learner's delta is still computed from values under the
 parameters of that round). The reference updated on every player's turn; here a learner
@@ -50,7 +50,7 @@ from baselines.td_lambda.config import SELF_PLAY, TDLambdaConfig, check_opponent
 from baselines.td_lambda.features import make_features
 from baselines.td_lambda.network import ValueNetwork, build_network
 from baselines.td_lambda.policy import TDLambdaPolicy
-from baselines.td_lambda.tables import HandRecord, play_hands, training_hands
+from baselines.td_lambda.tables import HandRecord, play_hands
 
 EVALUATION_SEED = 12345  #: the deals of every periodic evaluation (the same ones each time)
 
@@ -192,8 +192,7 @@ def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: Value
             chunk = min(stage_hands, until_evaluation)
             traces = Traces(network, config.td_lambda, alpha, config.parallel_hands, seats)
             start = time.perf_counter()
-            records = play_hands(network, features, opponent, training_hands(config, chunk, rng, self_play),
-                                 config, rng, traces, log.on_hand)
+            records = play_hands(network, features, opponent, chunk, config, rng, traces, log.on_hand)
             elapsed = time.perf_counter() - start
             if not torch.isfinite(network.theta).all():
                 raise FloatingPointError(

@@ -1,29 +1,30 @@
-"""Many tables side by side: how the learner plays its training hands fast.
+"""Many tables side by side on the batched engine: how the learner plays its training hands fast.
 
-The learner's decisions at every table are gathered each round and valued in one batched
-forward pass; the other seats are ordinary policies acting on their own observations.
-The tables' :class:`~dominoes_env.core.HandState` objects are driven here directly (not
-through the PettingZoo env) for speed, with the env's observation encoder, so the learner
-only ever reads what the env would show it. Evaluations do not come here: they go through
-the shared harness (:func:`baselines.evaluate.evaluate`).
+The tables are the games of one :class:`~dominoes_env.vector.VectorDominoes` (one hand per
+game, each dealt with a random engine). Each round, first the other seats move wherever an
+opponent is to move, round after round until a learner is to move (or the hand is over) at
+every table; the opponents of each kind choose for all their tables at once
+(:class:`~dominoes_env.players.BatchPlayers`). Then the learners move at every table
+together: the after-states of every legal move at every table are valued in one batched
+forward pass. The learner only ever reads what the env would show it: its observation,
+encoded by the engine's shared kernel. Evaluations do not come here: they go through the
+shared harness (:func:`baselines.evaluate.evaluate`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from baselines.policy import Policy
-from baselines.registry import make_policy
 from baselines.td_lambda.config import SELF_PLAY, TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures
-from baselines.td_lambda.policy import ValueFunction, predicted_final_pips
-from dominoes_env.core import HandState, rules
+from baselines.td_lambda.policy import ValueFunction, first_minimum_per_run, predicted_final_pips
 from dominoes_env.core.afterstate import afterstates
-from dominoes_env.core.observation import Observer
+from dominoes_env.players import BatchPlayers
+from dominoes_env.vector import HandEnds, VectorDominoes
 
 if TYPE_CHECKING:
     from baselines.td_lambda.learner import Traces
@@ -37,118 +38,128 @@ class HandRecord:
     learner_seats: tuple[int, ...]
 
 
-@dataclass
-class Table:
-    """One table of the batch: its hand, which seats the learner plays, the other seats' policies."""
+class Tables:
+    """`config.parallel_hands` tables playing `hands` training hands between them.
 
-    hand: HandState | None = None
-    learner_slot: dict[int, int] = field(default_factory=dict)  # seat -> trace slot
-    opponents: dict[int, Policy] = field(default_factory=dict)
+    Each table's learner holds one random seat (every seat in self-play, each its own trace
+    slot: the seat number); the other seats are `opponent` policies ("a+b" alternates the
+    kinds over the tables), each seat of each table its own player where a policy keeps
+    things within a hand.
+    """
+
+    def __init__(self, config: TDLambdaConfig, opponent: str, hands: int, rng: np.random.Generator) -> None:
+        game = config.game
+        self.config, self.rng = config, rng
+        self.num_players = n = game.num_players
+        self.count = config.parallel_hands
+        self.self_play = opponent == SELF_PLAY
+        self.engine = VectorDominoes(self.count, game, seed=int(rng.integers(2**63)))
+        self.engine.reset()
+        self.learner = np.zeros((self.count, n), dtype=np.bool_)  # the learner's seats at each table
+        kinds = [] if self.self_play else opponent.split("+")
+        self.kind_of_table = np.arange(self.count) % max(len(kinds), 1)
+        self.opponents = [BatchPlayers.build(kind, game, self.count * n, rng) for kind in kinds]
+        self.to_deal = hands
+        self.active = np.zeros(self.count, dtype=np.bool_)
+        self.deal(np.arange(min(self.count, hands)))
+
+    def deal(self, tables: np.ndarray) -> None:
+        """A fresh hand, with a random engine, and the learner's seats, at each of `tables`."""
+        highest = self.config.game.highest_double
+        self.engine.new_games(tables, np.asarray(self.rng.integers(highest + 1, size=tables.shape[0])))
+        self.learner[tables] = self.self_play
+        if not self.self_play:
+            self.learner[tables, self.rng.integers(self.num_players, size=tables.shape[0])] = True
+        slots = (tables[:, None] * self.num_players + np.arange(self.num_players)).reshape(-1)
+        for players in self.opponents:
+            players.new_hand(slots)
+        self.active[tables] = True
+        self.to_deal -= tables.shape[0]
+
+    def learner_seats(self, table: int) -> tuple[int, ...]:
+        return tuple(np.flatnonzero(self.learner[table]).tolist())
+
+    def play_opponents(self, finish: Callable[[HandEnds], None]) -> None:
+        """Opponents move, round after round, until a learner is to move at every active table."""
+        n = self.num_players
+        while True:
+            tables = np.flatnonzero(self.active)
+            movers = self.engine.players_to_move(tables)
+            waiting = ~self.learner[tables, movers]
+            tables, movers = tables[waiting], movers[waiting]
+            if tables.size == 0:
+                return
+            observations, masks, _ = self.engine.observe(tables)
+            actions = np.empty(tables.shape[0], dtype=np.int64)
+            kinds = self.kind_of_table[tables]
+            for kind, players in enumerate(self.opponents):
+                chosen = np.flatnonzero(kinds == kind)
+                actions[chosen] = players.act(tables[chosen] * n + movers[chosen], observations[chosen],
+                                              masks[chosen])
+            _, ends = self.engine.play(tables, actions)
+            finish(ends)
 
 
-HandSource = Iterator[tuple[HandState, tuple[int, ...]]]
-
-
-def training_hands(config: TDLambdaConfig, count: int, rng: np.random.Generator, self_play: bool) -> HandSource:
-    """`count` freshly dealt hands (any engine, seat order of the deal), the learner in one random seat or all."""
-    game = config.game
-    for _ in range(count):
-        hand = HandState.deal(game, int(rng.integers(game.highest_double + 1)), rng)
-        yield hand, tuple(range(game.num_players)) if self_play else (int(rng.integers(game.num_players)),)
-
-
-def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, hands: HandSource,
-               config: TDLambdaConfig, rng: np.random.Generator, traces: Traces | None = None,
+def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, hands: int, config: TDLambdaConfig,
+               rng: np.random.Generator, traces: Traces | None = None,
                on_hand: Callable[[HandRecord], None] | None = None) -> list[HandRecord]:
-    """Play every hand `hands` yields on ``config.parallel_hands`` tables side by side.
+    """Play `hands` freshly dealt hands on ``config.parallel_hands`` tables side by side.
 
     The learner (greedy on after-state values, epsilon-greedy when learning) moves in its
     seats with one batched forward pass per round over the after-states of every legal
-    move at every table; the other seats are `opponent` policies (fresh per table, reset
-    each hand; "a+b" alternates the kinds over the tables) acting on their own
-    observations. With `traces` given it learns with TD(lambda) as it plays.
+    move at every table; the other seats are `opponent` policies (:class:`Tables`), or
+    the learner too in self-play (``opponent == "self"``). With `traces` given it learns
+    with TD(lambda) as it plays.
     """
-    game = config.game
-    n = game.num_players
-    observer = Observer(game)
-    tables = [Table() for _ in range(config.parallel_hands)]
-    opponent_seed = int(rng.integers(2**63))
+    tables = Tables(config, opponent, hands, rng)
+    engine, game = tables.engine, config.game
     records: list[HandRecord] = []
     epsilon = config.epsilon if traces is not None else 0.0
-    buffer = np.empty(game.num_actions, dtype=np.int64)
-    mask = np.empty(game.num_actions, dtype=np.int8)
-    observations = np.zeros((len(tables), observer.size), dtype=np.int8)
-    tiles_with_value = game.tiles.tiles_with_value
     draw = game.draw_action
 
-    def deal(index: int, table: Table) -> bool:
-        nxt = next(hands, None)
-        if nxt is None:
-            table.hand = None
-            return False
-        table.hand, seats = nxt
-        table.learner_slot = {seat: slot for slot, seat in enumerate(seats)}
-        if opponent != SELF_PLAY and not table.opponents:
-            names = opponent.split("+")
-            table.opponents = {seat: make_policy(names[index % len(names)], game,
-                                                 seed=np.random.default_rng([opponent_seed, index, seat]))
-                               for seat in range(n)}
-        for policy in table.opponents.values():
-            policy.reset()
-        return True
+    def finish(ends: HandEnds) -> None:
+        """Record the hands that ended, end their learners' traces, and deal the next hands."""
+        for table, scores in zip(ends.games.tolist(), ends.scores):
+            seats = tables.learner_seats(table)
+            record = HandRecord(scores.copy(), seats)
+            records.append(record)
+            if traces is not None:
+                for seat in seats:
+                    traces.end_hand(table, seat if tables.self_play else 0, float(scores[seat]))
+            if on_hand is not None:
+                on_hand(record)
+        tables.active[ends.games] = False
+        more = ends.games[:max(min(tables.to_deal, ends.games.shape[0]), 0)]
+        if more.size:
+            tables.deal(more)
 
-    def finish(index: int, hand: HandState, table: Table) -> None:
-        scores = hand.scores()
-        record = HandRecord(scores, tuple(table.learner_slot))
-        records.append(record)
-        if traces is not None:
-            for seat, slot in table.learner_slot.items():
-                traces.end_hand(index, slot, float(scores[seat]))
-        if on_hand is not None:
-            on_hand(record)
-
-    for index, table in enumerate(tables):
-        deal(index, table)
     while True:
-        movers: list[tuple[int, int, HandState]] = []  # (table, seat, hand) of every learner to move
-        for index, table in enumerate(tables):
-            while table.hand is not None:
-                hand = table.hand
-                if hand.is_over:
-                    finish(index, hand, table)
-                    deal(index, table)
-                    continue
-                seat = hand.current_player
-                if seat in table.learner_slot:
-                    if draw is not None and rules.fill_legal_actions(hand.state, tiles_with_value, buffer) == 1 \
-                            and buffer[0] == draw:
-                        hand.apply_unchecked(draw)  # forced, and the tile drawn unknown: no after-state to learn
-                        continue
-                    movers.append((index, seat, hand))
-                    break
-                hand.legal_mask(out=mask)
-                hand.apply(table.opponents[seat].act(observer.encode(hand.state, seat), mask))
-        if not movers:
+        tables.play_opponents(finish)
+        playing = np.flatnonzero(tables.active)
+        if playing.size == 0:
             if traces is not None:
                 traces.flush()  # the last hands' final deltas have no later step to ride on
             return records
-        counts = np.empty(len(movers), dtype=np.int64)
-        actions = []
-        for i, (_, seat, hand) in enumerate(movers):
-            observer.encode(hand.state, seat, out=observations[i])
-            counts[i] = rules.fill_legal_actions(hand.state, tiles_with_value, buffer)
-            actions.append(buffer[:counts[i]].copy())
-        flat_actions = np.concatenate(actions)
-        rows = np.repeat(np.arange(len(movers)), counts)
-        vectors, ends_hand = afterstates(observations[:len(movers)], flat_actions, game, rows=rows)
+        observations, masks, seats = engine.observe(playing)
+        if draw is not None and masks[:, draw].any():  # forced, and the tile drawn unknown: no after-state to learn
+            drawing = masks[:, draw] == 1
+            _, ends = engine.play(playing[drawing], np.full(int(drawing.sum()), draw, dtype=np.int64))
+            finish(ends)
+            playing, observations, masks, seats = (playing[~drawing], observations[~drawing], masks[~drawing],
+                                                   seats[~drawing])
+            if playing.size == 0:
+                continue
+        rows, legal = np.nonzero(masks)  # every legal move of every table, by table
+        counts = np.bincount(rows, minlength=playing.shape[0])
+        vectors, ends_hand = afterstates(observations, legal, game, rows=rows)
         values = predicted_final_pips(network, features, vectors, ends_hand)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        chosen = np.array([start + (rng.integers(count) if epsilon and rng.random() < epsilon
-                                    else int(np.argmin(values[start:start + count])))
-                           for start, count in zip(starts, counts)], dtype=np.int64)
+        chosen = first_minimum_per_run(values, counts)
+        if epsilon:
+            explore = rng.random(playing.shape[0]) < epsilon
+            starts = np.cumsum(counts) - counts
+            chosen[explore] = starts[explore] + (rng.random(int(explore.sum())) * counts[explore]).astype(np.int64)
         if traces is not None:
-            table_index = np.array([index for index, _, _ in movers], dtype=np.int64)
-            slot = np.array([tables[index].learner_slot[seat] for index, seat, _ in movers], dtype=np.int64)
-            traces.step(table_index, slot, values[chosen], ends_hand[chosen], features(vectors[chosen]))
-        for (_, _, hand), pick in zip(movers, chosen):
-            hand.apply_unchecked(int(flat_actions[pick]))
+            slots = seats if tables.self_play else np.zeros_like(seats)
+            traces.step(playing, slots, values[chosen], ends_hand[chosen], features(vectors[chosen]))
+        _, ends = engine.play(playing, legal[chosen])
+        finish(ends)

@@ -1,0 +1,83 @@
+"""Who plays a seat across many games at once: one shared batch policy, or one copy per game.
+
+The batched envs and the TD trainer step thousands of games together, and a seat that is
+played by a policy must choose in all of them each round. A policy that keeps nothing
+between moves (it has ``act_batch``: random, greedy, stupid, double, td_lambda,
+maskable_ppo) is one object for every game, asked once per round. Any other policy
+(best_line, persistent_line, a user's ``Policy``) may remember things within a hand, so
+each game gets its own copy, built from the spec with its own seed, asked game by game and
+reset at the start of each of its game's hands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dominoes_env.core.config import GameConfig, describe_table
+
+#: Most games a policy without ``act_batch`` may play at once: each copy is a Python object,
+#: so this bounds the memory they take.
+MAX_COPIES = 100_000
+
+
+class BatchPlayers:
+    """One player (a seat, or a seat position) in each of `num_games` games.
+
+    Build it with :meth:`build`. Games are named by slot indices 0..num_games-1 (a caller
+    with several seats per game gives each (game, seat) its own slot).
+    """
+
+    def __init__(self, shared: Any | None, copies: list[Any] | None, label: str) -> None:
+        self.shared, self.copies, self.label = shared, copies, label
+
+    @classmethod
+    def build(cls, opponent: Any, config: GameConfig, num_games: int, rng: np.random.Generator) -> BatchPlayers:
+        """Players for `num_games` games from a spec string (one policy: ``"random"``,
+        ``"best_line(max_line_length=6)"``), a ``PolicySpec``, or a ready object with
+        ``act_batch`` (used as it is); named policies are seeded from `rng`.
+
+        Raises:
+            ValueError: the spec names no policy, it copies a policy into more than
+                :data:`MAX_COPIES` games, or the object cannot choose for a batch.
+        """
+        from baselines.specs import PolicySpec, parse  # the registry of named policies lives in baselines
+
+        if isinstance(opponent, str):
+            spec, copies = parse(opponent)
+            if copies != 1:
+                raise ValueError(f"opponent {opponent!r}: one policy per seat here; write it {copies} times")
+            opponent = spec
+        if isinstance(opponent, PolicySpec):
+            first = opponent.make(config, seed=int(rng.integers(2**63)))
+            if callable(getattr(first, "act_batch", None)):
+                return cls(first, None, opponent.label)
+            if num_games > MAX_COPIES:
+                raise ValueError(f"{opponent.label} has no act_batch, so it needs one copy per game: at most "
+                                 f"{MAX_COPIES} games that way, got {num_games}")
+            seeds = rng.integers(2**63, size=num_games - 1)
+            return cls(None, [first] + [opponent.make(config, seed=int(seed)) for seed in seeds], opponent.label)
+        if callable(getattr(opponent, "act_batch", None)):
+            built_for = getattr(opponent, "config", None)
+            if built_for is not None and built_for != config:
+                raise ValueError(f"opponent {opponent!r} was built for {describe_table(built_for)}, not "
+                                 f"{describe_table(config)}")
+            return cls(opponent, None, getattr(opponent, "label", repr(opponent)))
+        raise ValueError(f"cannot seat {opponent!r} in {num_games} games at once: give a policy spec ('random', "
+                         f"'best_line(max_line_length=6)'), a PolicySpec (one copy per game is built if it has "
+                         f"no act_batch), or an object with act_batch(observations, action_masks)")
+
+    def act(self, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The actions of the players of `slots`, each to move, from their observations and masks."""
+        if self.shared is not None:
+            return np.asarray(self.shared.act_batch(observations, masks), dtype=np.int64).reshape(slots.shape[0])
+        assert self.copies is not None
+        return np.array([self.copies[slot].act(observations[k], masks[k]) for k, slot in enumerate(slots.tolist())],
+                        dtype=np.int64)
+
+    def new_hand(self, slots: np.ndarray) -> None:
+        """A hand starts for `slots`: their copies forget the last one (a shared policy keeps nothing)."""
+        if self.copies is not None:
+            for slot in slots.tolist():
+                self.copies[slot].reset()
