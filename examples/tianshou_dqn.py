@@ -1,0 +1,243 @@
+"""Tianshou 2.0's DQN on the single-agent view against three random players, rated against the baselines.
+
+    python examples/tianshou_dqn.py --seed 0                     # 40,000 steps, then 2,000 hands of rating
+    python examples/tianshou_dqn.py --steps 5000 --eval-hands 400    # a smoke run
+
+Needs the ``examples`` extra (tianshou). How the pieces fit, and why each is there:
+
+- ``SingleAgentEnv(observation="dict")``, not Tianshou's PettingZoo path: Tianshou's
+  ``PettingZooEnv`` stores one transition per step, for the agent that moved, and stops at the
+  first termination, so the end-of-hand reward lands on the transition of whichever seat moved
+  last (another seat's, in about 75% of seat-hands). The single-agent view pays the learner,
+  at its own step, everything it earned until its next move, whoever ended the hand.
+- :class:`TianshouMask`: Tianshou's Q-learning policies mask actions through an observation
+  with ``obs`` and ``mask`` entries (``batch.obs.mask``, True = legal): the argmax, the
+  epsilon-greedy exploration and Double DQN's choice of the next action all respect it. Our
+  dict observation is ``{"observation": int8 vector, "action_mask": int8}``; the wrapper renames
+  the keys and makes the mask boolean. It also keeps ``info`` to a fixed set of keys: Tianshou
+  stacks the infos of its vector envs into arrays, and ours gains keys when a hand ends
+  (``went_out`` is None for a blocked hand), which a stacked array cannot hold.
+- Rewards are minus the pips left (about -15 per hand, down to -100): scaled by 0.1 for the
+  Q-network's regression (``REWARD_SCALE``); the ranking of moves is unchanged.
+- Tianshou draws exploration and replay samples from NumPy's global generator, so the example
+  seeds it (and torch's) for repeatable runs.
+- :class:`TianshouDQNPolicy`: the saved Q-network, greedy over legal moves, as a
+  ``baselines.Policy`` named by its import path, so that ``dominoes evaluate`` and the league
+  can build it afresh in their workers (``baselines.adapters.FunctionPolicy`` wraps a model in
+  memory, for one process). The rating (``examples/rating.py``) plays it as the command line
+  makes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, SupportsFloat
+
+import gymnasium
+import numpy as np
+import torch
+from rating import Rating, rate
+from settings_cli import add_options, add_run_options, check_run_options, option, read_options
+from tianshou.algorithm import DQN
+from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+from tianshou.algorithm.optim import AdamOptimizerFactory
+from tianshou.data import Batch, Collector, VectorReplayBuffer
+from tianshou.env import DummyVectorEnv
+from tianshou.trainer import OffPolicyTrainerParams
+from tianshou.utils.net.common import Net
+
+from baselines import Policy, make_policy
+from baselines.policy import SeedLike
+from dominoes_env import SingleAgentEnv, make_config
+from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.observation import observation_layout
+
+TABLE = make_config(4, 9)  # the table the Q-network learns: 4 players, double-nine, no table rules
+REWARD_SCALE = 0.1
+POLICY_NAME = "tianshou_dqn.TianshouDQNPolicy"  # the import path of the policy class below
+DEFAULT_STEPS = 40_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """DQN's settings (each one is a command-line option: ``--learning-rate 1e-3``).
+
+    Tuned for a few minutes of training; docs/integrations/tianshou.md lists what was tried.
+    """
+
+    hidden_sizes: tuple[int, ...] = field(default=(256, 256), metadata=option("the Q-network's hidden layers",
+                                                                               1, 65536))
+    learning_rate: float = field(default=3e-4, metadata=option("Adam's learning rate", 1e-7, 1.0))
+    gamma: float = field(default=1.0, metadata=option("discount (1: one reward per hand, nothing to discount)",
+                                                       0.0, 1.0))
+    n_step: int = field(default=3, metadata=option("n-step returns: carry the end-of-hand reward back faster",
+                                                   1, 100))
+    target_update_freq: int = field(default=320, metadata=option("gradient steps between target-network copies",
+                                                                 0, 10**6))
+    batch_size: int = field(default=64, metadata=option("transitions per gradient step", 1, 10**6))
+    buffer_size: int = field(default=20_000, metadata=option("replay buffer (transitions, all envs)", 100, 10**7))
+    epsilon: float = field(default=0.1, metadata=option("share of random legal moves while collecting", 0.0, 1.0))
+    train_envs: int = field(default=8, metadata=option("envs collecting side by side", 1, 256))
+    steps_per_collect: int = field(default=16, metadata=option("env steps between two updates", 1, 10**6))
+    updates_per_step: float = field(default=0.125, metadata=option("gradient steps per env step collected",
+                                                                   0.001, 100.0))
+
+
+class TianshouMask(gymnasium.ObservationWrapper):
+    """``{"observation", "action_mask"}`` -> ``{"obs", "mask"}`` (bool), as Tianshou's Q-learning masks actions.
+
+    Also keeps ``info`` to ``{"seat"}``, because Tianshou stacks the infos of its vector envs
+    into arrays and ours changes keys (and holds None) when a hand ends.
+    """
+
+    def __init__(self, env: gymnasium.Env) -> None:
+        super().__init__(env)
+        vector, mask = env.observation_space["observation"], env.observation_space["action_mask"]
+        self.observation_space = gymnasium.spaces.Dict({"obs": vector,
+                                                        "mask": gymnasium.spaces.MultiBinary(mask.shape)})
+
+    def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"obs": observation["observation"], "mask": observation["action_mask"].astype(bool)}
+
+    def reset(self, **kwargs: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        observation, info = super().reset(**kwargs)
+        return observation, {"seat": info["seat"]}
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], SupportsFloat, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = super().step(action)
+        return observation, reward, terminated, truncated, {"seat": info["seat"]}
+
+
+def make_env() -> gymnasium.Env:
+    """The learner's view of the table (a random seat each hand, random opponents), as Tianshou reads it."""
+    env = TianshouMask(SingleAgentEnv(opponents="random", num_players=4, highest_double=9, observation="dict"))
+    return gymnasium.wrappers.TransformReward(env, lambda reward: REWARD_SCALE * reward)
+
+
+def make_q_policy(settings: Settings) -> DiscreteQLearningPolicy:
+    """The Q-network (an MLP over the int8 vector, one output per action) and its masked greedy policy."""
+    env = make_env()
+    net = Net(state_shape=env.observation_space["obs"].shape, action_shape=int(env.action_space.n),
+              hidden_sizes=settings.hidden_sizes)
+    return DiscreteQLearningPolicy(model=net, action_space=env.action_space)
+
+
+def train(steps: int, seed: int, settings: Settings = Settings()) -> DiscreteQLearningPolicy:
+    """Double DQN with n-step returns for `steps` env steps; returns the trained policy.
+
+    A first batch of ``batch_size x train_envs`` steps fills the replay buffer before the
+    first update, as Tianshou's own examples do; it is not counted in `steps`.
+    """
+    np.random.seed(seed)  # Tianshou's exploration and replay sampling use NumPy's global generator
+    torch.manual_seed(seed)
+    envs = DummyVectorEnv([make_env for _ in range(settings.train_envs)])
+    envs.seed(seed)
+    policy = make_q_policy(settings)
+    policy.set_eps_training(settings.epsilon)
+    algorithm = DQN(policy=policy, optim=AdamOptimizerFactory(lr=settings.learning_rate), gamma=settings.gamma,
+                    n_step_return_horizon=settings.n_step, target_update_freq=settings.target_update_freq)
+    collector = Collector(algorithm, envs, VectorReplayBuffer(settings.buffer_size, len(envs)), exploration_noise=True)
+    collector.reset()
+    collector.collect(n_step=settings.batch_size * settings.train_envs)  # a first batch to sample from
+    algorithm.run_training(OffPolicyTrainerParams(
+        training_collector=collector, max_epochs=1, epoch_num_steps=steps,
+        collection_step_num_env_steps=settings.steps_per_collect,
+        update_step_num_gradient_steps_per_sample=settings.updates_per_step, batch_size=settings.batch_size,
+        test_collector=None, verbose=False, show_progress=False))
+    return policy
+
+
+def save(policy: DiscreteQLearningPolicy, settings: Settings, path: Path) -> None:
+    """The Q-network's weights and the shape that holds them, in one file (``torch.load`` reads it back)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"hidden_sizes": settings.hidden_sizes, "model": policy.model.state_dict()}, path)
+
+
+def load(path: Path) -> DiscreteQLearningPolicy:
+    """A policy saved by :func:`save`, ready to act (evaluation mode, no exploration)."""
+    saved = torch.load(path, weights_only=True)  # tensors and plain values only: no code runs
+    policy = make_q_policy(Settings(hidden_sizes=tuple(saved["hidden_sizes"])))
+    policy.model.load_state_dict(saved["model"])
+    policy.eval()
+    return policy
+
+
+class TianshouDQNPolicy(Policy):
+    """A saved Q-network as a policy of every command, named by its import path::
+
+        PYTHONPATH=examples dominoes evaluate tianshou_dqn.TianshouDQNPolicy@runs/tianshou_dqn/q_network.pt random:3
+
+    It plays the legal move of highest Q-value. Tianshou's ``compute_action`` takes one array
+    observation, not a dict, so the batch of one observation and its mask is built here, as
+    the collector builds it. The file is read once per version (the league makes a fresh
+    policy for every game).
+    """
+
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
+                 checkpoint: str | None = None) -> None:
+        super().__init__(num_players, highest_double, seed)
+        if self.config != TABLE:
+            raise ValueError(f"the Q-network was trained for {describe_table(TABLE)}, "
+                             f"not {describe_table(self.config)}")
+        path = Path(checkpoint).expanduser().resolve() if checkpoint is not None else None
+        if path is None or not path.is_file():
+            raise ValueError(f"{POLICY_NAME} needs checkpoint=a file saved by examples/tianshou_dqn.py, "
+                             f"got {checkpoint!r}")
+        self.policy = _load_cached(str(path), path.stat().st_mtime_ns)
+        self.observation_size = observation_layout(TABLE).size
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if observation.shape != (self.observation_size,):
+            raise ValueError(f"the Q-network reads one-hand observations ({self.observation_size} entries), got "
+                             f"{observation.shape[0]}: a game of several hands? (--hands-per-game 1)")
+        batch = Batch(obs=Batch(obs=observation[None], mask=action_mask[None].astype(bool)), info=None)
+        with torch.no_grad():
+            return int(self.policy(batch).act[0])
+
+
+@lru_cache(maxsize=4)
+def _load_cached(path: str, modified_ns: int) -> DiscreteQLearningPolicy:
+    return load(Path(path))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :func:`main` returns: where the Q-network went, how long training took, the rating."""
+
+    model_path: Path
+    steps: int
+    train_seconds: float
+    rating: Rating
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_run_options(parser, DEFAULT_STEPS, Path("runs/tianshou_dqn/q_network.pt"))
+    add_options(parser, Settings)
+    args = parser.parse_args(argv)
+    check_run_options(parser, args)
+    args.settings = read_options(parser, args, Settings)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> RunResult:
+    """Train, save, load the saved file back, and rate the greedy Q-network."""
+    args = parse_args(argv)
+    started = time.perf_counter()
+    policy = train(args.steps, args.seed, args.settings)
+    train_seconds = time.perf_counter() - started
+    save(policy, args.settings, args.out)
+    print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
+    agent = make_policy(POLICY_NAME, 4, 9, checkpoint=str(args.out))  # as the command line makes it
+    rating = rate(agent, args.eval_hands, args.rating_seed)
+    return RunResult(args.out, args.steps, train_seconds, rating)
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)  # small networks: one thread is faster than several on a shared machine
+    main()
