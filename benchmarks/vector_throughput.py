@@ -8,8 +8,8 @@ observation and mask of every game written at every step, one process, fixed see
 For each batch size B and numba thread count it prints decisions/s of
 :class:`dominoes_env.vector.VectorDominoes` (the picker's time included, as a user's loop
 pays it) and the ratio to the scalar ``raw_env`` measured in the same run, then the
-memory one game takes. Where ``pgx`` is installed (``pip install pgx``: an optional extra
-of this benchmark only), Pgx's connect_four at the same B is measured too (jit compile
+memory one game takes. Where ``pgx`` is installed (``pip install -e ".[pgx]"``: an
+optional extra of this benchmark only), Pgx's connect_four at the same B is measured too (jit compile
 excluded), on every core JAX uses.
 
 Targets: B=4096 >= 1M decisions/s on one thread (about 6x the scalar env in the same
@@ -26,36 +26,19 @@ import numpy as np
 from env_throughput import aec_steps
 
 import dominoes_env
+from baselines.handcrafted import random_legal_actions as batched_random_legal_actions
 from dominoes_env.vector import VectorDominoes
-
-#: below this many games a row-by-row pick is cheaper than the batched one
-ROW_BY_ROW = 8
 
 
 def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of (B, A) int8 masks, in numpy.
-
-    Small batches pick row by row, as the scalar anchor does. Larger ones take every legal
-    index in one pass (``flatnonzero``, ordered by row), the count per row, and one
-    uniform per row to pick within the row's run: about 1 ms at B=4096 on this machine,
-    five times less than drawing a uniform for every (row, action).
-    """
-    if masks.shape[0] == 1:  # as the scalar anchor picks (a slice keeps it an array, for free)
+    """One uniformly random legal action per row of (B, A) masks, in numpy: the random policy's
+    batched pick (:func:`baselines.handcrafted.random_legal_actions`, about 1 ms at B=4096), or,
+    for one game, the scalar anchor's own pick (a slice keeps it an array, for free)."""
+    if masks.shape[0] == 1:
         legal = masks[0].nonzero()[0]
         pick = int(rng.random() * legal.shape[0])
         return legal[pick:pick + 1]
-    if masks.shape[0] < ROW_BY_ROW:
-        picks = np.empty(masks.shape[0], dtype=np.int64)
-        for row, mask in enumerate(masks):
-            legal = mask.nonzero()[0]
-            picks[row] = legal[int(rng.random() * legal.shape[0])]
-        return picks
-    legal = masks.view(np.bool_)
-    flat = np.flatnonzero(legal)
-    counts = np.count_nonzero(legal, axis=1)
-    starts = np.cumsum(counts) - counts
-    picks = flat[starts + (rng.random(legal.shape[0]) * counts).astype(np.int64)]
-    return picks - np.arange(legal.shape[0]) * legal.shape[1]
+    return batched_random_legal_actions(masks, rng)
 
 
 def vector_decisions(batch: int, seconds: float) -> float:
@@ -69,6 +52,30 @@ def vector_decisions(batch: int, seconds: float) -> float:
         observations, *_ = vec.step(random_legal_actions(observations["action_mask"], rng))
         steps += 1
     return steps * batch / (time.perf_counter() - start)
+
+
+def single_agent_steps(batch: int | None, opponents: str, seconds: float) -> float:
+    """Learner steps/s of the single-agent view against `opponents`: SingleAgentEnv (batch None) or
+    SingleAgentVectorEnv(batch), random legal learner moves; the opponents' moves are inside a step."""
+    rng = np.random.default_rng(0)
+    steps = 0
+    if batch is None:
+        env = dominoes_env.SingleAgentEnv(opponents)
+        env.reset(seed=0)
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            *_, terminated, _, _ = env.step(int(random_legal_actions(env.action_masks()[None], rng)[0]))
+            if terminated:
+                env.reset()
+            steps += 1
+        return steps / (time.perf_counter() - start)
+    vec = dominoes_env.SingleAgentVectorEnv(batch, opponents)
+    vec.reset(seed=0)
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        vec.step(random_legal_actions(vec.action_masks(), rng))
+        steps += batch
+    return steps / (time.perf_counter() - start)
 
 
 def pgx_steps(batch: int, seconds: float) -> float | None:
@@ -127,6 +134,15 @@ def main() -> None:
         if connect_four is not None:
             print(f"{'pgx connect_four B=' + str(batch):30s} {connect_four:12,.0f} steps/s      "
                   f"{connect_four / scalar:6.2f}x the scalar env")
+    print("\nthe single-agent view (learner steps/s; the three opponents' moves happen inside each step), 1 thread:")
+    numba.set_num_threads(1)
+    for opponents in ("random", "greedy"):
+        single_agent_steps(64, opponents, 0.3)
+        scalar_view = single_agent_steps(None, opponents, args.seconds)
+        print(f"{'SingleAgentEnv vs ' + opponents:30s} {scalar_view:12,.0f} steps/s")
+        for batch in (64, 1024):
+            rate = single_agent_steps(batch, opponents, args.seconds)
+            print(f"{f'SingleAgentVectorEnv B={batch}':30s} {rate:12,.0f} steps/s  {rate / scalar_view:6.2f}x")
     numba.set_num_threads(available)
     vec = VectorDominoes(1, 4, 9)
     print(f"memory: {vec.bytes_per_game:,} bytes per game; 100,000 games: "

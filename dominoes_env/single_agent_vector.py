@@ -57,8 +57,9 @@ class SingleAgentVectorEnv(VectorEnv):
     over), truncations (B,) (never), and infos as a dict of arrays, each with a
     ``_``-prefixed mask of the games it concerns: ``seat`` and ``action_mask`` (every game);
     ``hand_scores``, ``game_scores`` and ``went_out`` (-1: blocked) where a hand ended;
-    ``final_obs`` and ``final_info`` (``game_scores``, or ``illegal_action``, ``penalty``,
-    ``reason``) where a game ended. :meth:`action_masks` gives the legal moves as bools.
+    ``final_obs`` and ``final_info`` (the learner's ``seat`` in the game that ended, and
+    ``game_scores``, or ``illegal_action``, ``penalty`` and ``reason``) where a game ended.
+    :meth:`action_masks` gives the legal moves as bools.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -208,7 +209,8 @@ class SingleAgentVectorEnv(VectorEnv):
         first_end = over[~done[over]]  # a new episode that ended before the learner moved is just dealt again
         if first_end.size:
             final, _, _ = self.engine.observe(first_end, self.seats[first_end])
-            self._final(infos, first_end, final, {"game_scores": self.engine.game_scores[first_end]})
+            self._final(infos, first_end, final, {"game_scores": self.engine.game_scores[first_end],
+                                                  "seat": self.seats[first_end]})
             done[first_end] = True
         if over.size:
             self.engine.new_games(over)
@@ -225,7 +227,7 @@ class SingleAgentVectorEnv(VectorEnv):
                             for game, action in zip(games.tolist(), actions.tolist())], dtype=object)
         rewards[games] += penalties
         self._final(infos, games, self._observations[games],
-                    {"illegal_action": actions, "penalty": penalties, "reason": reasons})
+                    {"illegal_action": actions, "penalty": penalties, "reason": reasons, "seat": self.seats[games]})
         done[games] = True
         self.engine.new_games(games)
         self._new_seats(games)

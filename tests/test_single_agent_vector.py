@@ -58,6 +58,7 @@ def follow(opponents, num_envs: int, steps: int, seed: int, num_players: int = 4
                 assert infos["_final_obs"][game] and infos["_final_info"][game]
                 np.testing.assert_array_equal(infos["final_obs"][game], seen)
                 assert infos["final_info"]["game_scores"][game].tolist() == info["game_scores"]
+                assert infos["final_info"]["seat"][game] == info["seat"]
             if hand_ended:  # the scalar env dealt its own next hand: put it on the batch's
                 resync(game)
             else:

@@ -1,0 +1,122 @@
+"""sb3-contrib's MaskablePPO collecting from the batched vector env, rated against the baselines.
+
+    python examples/sb3_vector_env.py --seed 0                          # 200,000 steps from 64 games
+    python examples/sb3_vector_env.py --steps 16384 --eval-hands 400    # a smoke run
+    dominoes evaluate maskable_ppo@runs/sb3_vector_env/model.zip random:3 --hands 2000
+
+Needs the ``sb3`` (or ``examples``) extra. The pieces:
+
+- ``SingleAgentVectorEnv(games, opponents)``: that many games on the batched engine, one
+  learning seat in each (a random seat per game and episode), the other seats played inside
+  the batch (random players choose for all their games at once). Rewards, masks and the
+  penalty for an illegal move are ``SingleAgentEnv``'s.
+- ``SB3VecEnv``: the vector env as SB3's ``VecEnv``, in place of a ``DummyVecEnv`` of single
+  envs; MaskablePPO asks it for the masks through ``env_method("action_masks")``.
+- ``VecMonitor``: each episode's return, for the progress line.
+- The rating (``examples/rating.py``): the agent against three random players beside a
+  random player in the same seats and deals, then a table with the shipped baselines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from rating import Rating, rate
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecMonitor
+
+from baselines import make_policy
+from baselines.adapters.sb3_vec_env import SB3VecEnv
+from baselines.options import count
+from dominoes_env import SingleAgentVectorEnv
+
+SEED_LIMIT = 2**32  # Stable-Baselines3 seeds NumPy's legacy generator, which takes 32-bit seeds
+
+
+class ProgressLine(BaseCallback):
+    """Prints the steps so far, the mean return of the last 100 episodes and the steps per second."""
+
+    def __init__(self, every: int = 10) -> None:
+        super().__init__()
+        self.every, self.rollouts, self.started = every, 0, time.perf_counter()
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self.rollouts += 1
+        if self.rollouts % self.every == 0:
+            returns = [episode["r"] for episode in self.model.ep_info_buffer]
+            elapsed = time.perf_counter() - self.started
+            print(f"{self.num_timesteps:,} steps: mean return of the last {len(returns)} hands "
+                  f"{np.mean(returns) if returns else float('nan'):.2f} ({self.num_timesteps / elapsed:,.0f} steps/s)",
+                  flush=True)
+
+
+def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps: int = 64) -> MaskablePPO:
+    """MaskablePPO on `games` games stepped at once, `n_steps` per game per rollout."""
+    env = VecMonitor(SB3VecEnv(SingleAgentVectorEnv(games, opponents=opponents)))
+    model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=512, n_epochs=10, gamma=1.0, ent_coef=0.01,
+                        learning_rate=3e-4, policy_kwargs={"net_arch": [256, 256]}, seed=seed, device="cpu")
+    model.learn(total_timesteps=steps, callback=ProgressLine())
+    return model
+
+
+@dataclass(frozen=True)
+class RunResult:
+    model_path: Path
+    steps: int
+    train_seconds: float
+    rating: Rating
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", type=int, default=64, help="games stepped at once (default 64)")
+    parser.add_argument("--steps", type=int, default=200_000, help="learner decisions in all (default 200,000)")
+    parser.add_argument("--n-steps", type=int, default=64, help="steps per game in each rollout (default 64)")
+    parser.add_argument("--opponents", default="random", help="the other seats' policy spec (default random)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds training and the rating's deals (default 0)")
+    parser.add_argument("--out", type=Path, default=Path("runs/sb3_vector_env/model.zip"),
+                        help="where to save the trained model (default runs/sb3_vector_env/model.zip)")
+    parser.add_argument("--eval-hands", type=int, default=2000, help="hands of each rating table (default 2000)")
+    args = parser.parse_args(argv)
+    try:
+        count("--games", args.games, 1, 100_000)
+        count("--steps", args.steps, 1, 10**9)
+        count("--n-steps", args.n_steps, 2, 10**6)
+        count("--seed", args.seed, 0, SEED_LIMIT - 1)
+        count("--eval-hands", args.eval_hands, 4, 10**6)
+    except ValueError as error:
+        parser.error(str(error))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> RunResult:
+    """Train, save, load the saved file back as a policy, and rate it."""
+    args = parse_args(argv)
+    try:
+        SingleAgentVectorEnv(1, opponents=args.opponents)  # a bad spec is one line before any training
+    except ValueError as error:
+        raise SystemExit(f"sb3_vector_env.py: error: --opponents: {error}") from None
+    started = time.perf_counter()
+    model = train(args.games, args.steps, args.seed, args.opponents, args.n_steps)
+    train_seconds = time.perf_counter() - started
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(args.out)
+    print(f"trained {model.num_timesteps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out}",
+          flush=True)
+    agent = make_policy("maskable_ppo", 4, 9, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
+    return RunResult(args.out, model.num_timesteps, train_seconds, rate(agent, args.eval_hands, args.seed))
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)  # small networks: one thread is faster than several on a shared machine
+    main()
