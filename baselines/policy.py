@@ -138,6 +138,54 @@ class BatchPolicy(Policy):
         """(k, D) observations and (k, A) masks of k games -> (k,) int64 legal actions."""
 
 
+# --------------------------------------------------------------------------- choosing in batches
+# A batch policy (or a learner at many tables) lists every legal move of every game with
+# ``rows, actions = np.nonzero(masks)``: one run of consecutive entries per game, actions
+# ascending. These pick one entry in each run.
+def first_minimum_per_run(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
+    """Index (into `values`) of the first smallest value of each consecutive run, as
+    ``np.argmin`` of each run would give it (runs of the given lengths, none empty): with the
+    actions ascending in each run, ties go to the lowest action, the shared tie-break."""
+    starts = np.cumsum(run_lengths) - run_lengths
+    run_of = np.repeat(np.arange(run_lengths.shape[0]), run_lengths)
+    at_minimum = np.flatnonzero(values == np.minimum.reduceat(values, starts)[run_of])
+    first = np.ones(at_minimum.shape[0], dtype=np.bool_)
+    first[1:] = run_of[at_minimum[1:]] != run_of[at_minimum[:-1]]
+    return at_minimum[first]
+
+
+def random_per_run(run_lengths: np.ndarray, which: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random index (into the runs' entries) within each run where `which` is True
+    (a bool per run): epsilon-greedy exploration of batched choosers."""
+    starts = np.cumsum(run_lengths) - run_lengths
+    return starts[which] + (rng.random(int(which.sum())) * run_lengths[which]).astype(np.int64)
+
+
+def choose_in_batch(action_masks: np.ndarray, value_moves: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                    rng: np.random.Generator | None = None, epsilon: float = 0.0) -> np.ndarray:
+    """Each game's legal action of lowest value, the first among equals (the shared tie-break).
+
+    ``value_moves(rows, actions)`` values the legal moves of the games that have a choice
+    (`rows` index the games, each game's moves consecutive); a game with one legal move (a
+    forced move, a pass, a draw) plays it unvalued. With `epsilon`, each game with a choice
+    plays a uniformly random legal move instead with that probability, drawn from `rng`.
+    """
+    rows, actions = np.nonzero(action_masks)  # ordered by row, then action
+    counts = np.bincount(rows, minlength=action_masks.shape[0])
+    chosen = actions[np.cumsum(counts) - counts]  # a forced move as it is
+    choosing = counts > 1
+    if epsilon:
+        assert rng is not None
+        explore = choosing & (rng.random(counts.shape[0]) < epsilon)
+        chosen[explore] = actions[random_per_run(counts, explore, rng)]
+        choosing &= ~explore
+    if choosing.any():
+        entries = np.repeat(choosing, counts)
+        values = value_moves(rows[entries], actions[entries])
+        chosen[choosing] = actions[entries][first_minimum_per_run(values, counts[choosing])]
+    return chosen
+
+
 def _is_default(value: Any, default: Any) -> bool:
     if value is default:
         return True

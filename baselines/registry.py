@@ -42,6 +42,7 @@ _BUILTIN_MODULES: list[str] = ["baselines.handcrafted"]
 _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     # name: (module, packages it needs, the extra that installs them)
     "td_lambda": ("baselines.td_lambda", ("safetensors",), "league"),  # acts in numpy; training needs torch
+    "linear_sarsa": ("baselines.linear_sarsa", (), "league"),  # numpy and numba only
     "maskable_ppo": ("baselines.adapters.sb3", ("sb3_contrib",), "sb3"),
 }
 

@@ -1,96 +1,78 @@
-"""``dominoes train``: train a learning policy from the command line.
+"""``dominoes train LEARNER``: train a learning policy from the command line.
 
     dominoes train td-lambda --hands 200000 --checkpoint-dir runs/td
+    dominoes train sarsa --hands 40000 --checkpoint-dir runs/sarsa
 
-writes into the checkpoint directory: ``td_lambda.safetensors`` (the final weights and
-configuration; ``latest.safetensors`` after every evaluation), ``log.csv`` (one row per
+Each learner (:data:`LEARNERS`) brings its configuration class, whose fields are its options
+(flag, help and default come from the dataclass: :mod:`baselines.learning.options`), the
+function that trains and saves it, the columns of its log and its default output directory.
+Every run writes into its checkpoint directory: the final weights (``td_lambda.safetensors``,
+``linear_sarsa.json``; ``latest.*`` after every evaluation), ``log.csv`` (one row per
 learning chunk and per evaluation), and ``learning_curve.png`` (own mean pips per hand
 against the opponents' over training). An evaluation row is the shared harness's
 (:func:`baselines.evaluate.evaluate`): ``win_rate`` is its ``won``, the share of hands won
-as :mod:`baselines.outcomes` defines it. The options are derived from
-:class:`baselines.td_lambda.TDLambdaConfig`; every value is checked before anything is
-written or trained, and a bad one is reported on one line. torch is imported only when a
-run starts.
+as :mod:`baselines.outcomes` defines it. Every value is checked before anything is written
+or trained, and a bad one is reported on one line (exit status 2). A learner's heavy
+dependencies (torch) are imported only when its run starts.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import importlib.util
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from baselines.evaluate import EvaluationResult
-    from baselines.td_lambda import TDLambdaConfig
-
-LEARNERS = ("td-lambda",)
-LOG_COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error",
-               "hands_per_s", "elapsed_s")
-DEFAULT_CHECKPOINT_DIR = Path("runs/td_lambda")
+    from baselines.learning.config import LearnerConfig
+    from baselines.learning.run import TrainingLog
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The learner, one option per field of :class:`~baselines.td_lambda.config.TDLambdaConfig`
-    (flag, help and default come from the dataclass), and where the run goes.
+# --------------------------------------------------------------------------- the learners
+@dataclass(frozen=True)
+class Learner:
+    """A learner ``dominoes train`` can run.
 
-    Values are read as text and checked by the configuration itself in :func:`run`, so a bad
-    value is one ``dominoes train: error: ...`` line that names the option.
+    Attributes:
+        policy: the policy it trains (named in the learning curve).
+        help: one line for ``dominoes train --help``.
+        config: ``module:Class`` of its configuration (a :class:`LearnerConfig`), imported when
+            its options are built.
+        train: ``train(config, args, recorder) -> message``: checks what the run needs, trains
+            (reporting to ``recorder.log()``), saves the final weights into ``recorder.out`` and
+            says where they are.
+        log_columns: the columns of its ``log.csv``.
+        checkpoint_dir: where its run goes by default.
     """
-    from baselines.td_lambda.config import command_line_options
 
-    parser.add_argument("learner", choices=LEARNERS, help="what to train")
-    for name, option, default in command_line_options():
-        if option.switch:
-            parser.add_argument(option.flag, dest=name, default=None, action="store_const", const="true",
-                                help=option.help)
-            continue
-        metavar = option.flag.lstrip("-").upper().replace("-", "_")
-        parser.add_argument(option.flag, dest=name, default=None, metavar=metavar,
-                            help=f"{option.help} (default {option.show(default)})")
-    parser.add_argument("--checkpoint-dir", default=str(DEFAULT_CHECKPOINT_DIR),
-                        help="where checkpoints, log.csv and learning_curve.png go (default %(default)s)")
-    parser.add_argument("--init-checkpoint", default=None,
-                        help="start from these weights (its network shape and table size must match)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    policy: str
+    help: str
+    config: str
+    train: Callable[[Any, argparse.Namespace, RunRecorder], str]
+    log_columns: tuple[str, ...]
+    checkpoint_dir: Path
+
+    def config_class(self) -> type[LearnerConfig]:
+        module, _, name = self.config.partition(":")
+        config_class: type[LearnerConfig] = getattr(importlib.import_module(module), name)
+        return config_class
 
 
-def config_from_arguments(args: argparse.Namespace) -> TDLambdaConfig:
-    """The TDLambdaConfig the options ask for (fields not given keep the dataclass defaults).
-
-    Raises:
-        ValueError: a value out of bounds, named by its option (or, for checks that tie
-            several fields together, by the fields).
-    """
-    from baselines.td_lambda.config import TDLambdaConfig, command_line_options
-
-    values = {}
-    for name, option, _ in command_line_options():
-        text = getattr(args, name)
-        if text is not None:
-            values[name] = option.check(option.flag, option.parse(text))
-    return TDLambdaConfig(**values)
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        return _train_td_lambda(args)
-    except (ValueError, FloatingPointError, OSError) as error:  # bad arguments, a diverged run, a full disk
-        print(f"dominoes train: error: {error}", file=sys.stderr)
-        return 2
-
-
-def _train_td_lambda(args: argparse.Namespace) -> int:
+def _train_td_lambda(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
+    """TD(lambda): a safetensors checkpoint; torch is needed from here on."""
     if importlib.util.find_spec("torch") is None or importlib.util.find_spec("safetensors") is None:
         raise ValueError("training needs torch and safetensors: pip install 'dominoes-env[torch]'")
     from baselines import td_lambda
 
-    config = config_from_arguments(args)
-    td_lambda.check_opponents(config)
+    config.check_opponents()
     initial = None
     if args.init_checkpoint is not None:
         try:
@@ -102,24 +84,104 @@ def _train_td_lambda(args: argparse.Namespace) -> int:
             raise ValueError(f"--init-checkpoint holds a {previous.variant} network of hidden sizes "
                              f"{previous.hidden_sizes}; pass --variant {previous.variant} "
                              f"--hidden {','.join(map(str, previous.hidden_sizes))}")
-    out = prepare_directory(Path(args.checkpoint_dir))
+    recorder.start(lambda path, network, info: td_lambda.save_checkpoint(path, network, config, info),
+                   "latest.safetensors")
     network = None if initial is None else td_lambda.build_network(config, initial.theta)  # torch from here on
-    recorder = RunRecorder(out, config, td_lambda, progress=not args.no_progress)
-    log = td_lambda.TrainingLog(on_hand=recorder.on_hand, on_progress=recorder.on_progress,
-                                on_evaluation=recorder.on_evaluation)
-    try:
-        network = td_lambda.train(config, log, network=network)
-    finally:
-        recorder.close()  # the log and the curve so far are kept, even when the run diverges
+    network = recorder.run(lambda log: td_lambda.train(config, log, network=network))
+    final = td_lambda.save_checkpoint(recorder.out / "td_lambda.safetensors", network, config,
+                                      {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")})
+    return f"checkpoint {final}"
+
+
+def _train_sarsa(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
+    """Linear SARSA: a JSON weights file (numpy only)."""
+    from baselines import linear_sarsa
+
+    config.check_opponents()
+    initial = None
+    if args.init_checkpoint is not None:
+        try:
+            initial = linear_sarsa.load_weights(args.init_checkpoint, expected=config.game).w
+        except ValueError as error:
+            raise ValueError(f"--init-checkpoint: {error}") from None
+    recorder.start(lambda path, weights, info: linear_sarsa.save_weights(
+        path, linear_sarsa.Weights(weights.w, config, info)), "latest.json")
+    w = recorder.run(lambda log: linear_sarsa.train(config, log, initial))
     info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
-    final = td_lambda.save_checkpoint(out / "td_lambda.safetensors", network, config, info)
-    print(f"trained {config.hands} hands in {recorder.elapsed():.0f} s; checkpoint {final}, "
-          f"log {out / 'log.csv'}, curve {out / 'learning_curve.png'}")
+    final = linear_sarsa.save_weights(recorder.out / "linear_sarsa.json", linear_sarsa.Weights(w, config, info))
+    return f"weights {final}"
+
+
+_COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error")
+LEARNERS: dict[str, Learner] = {
+    "td-lambda": Learner("td_lambda", "TD(lambda) after-state value network (needs torch)",
+                         "baselines.td_lambda.config:TDLambdaConfig", _train_td_lambda,
+                         (*_COLUMNS, "hands_per_s", "elapsed_s"), Path("runs/td_lambda")),
+    "sarsa": Learner("linear_sarsa", "linear SARSA over hand-made move features (numpy only)",
+                     "baselines.linear_sarsa.config:LinearSarsaConfig", _train_sarsa,
+                     (*_COLUMNS, "alpha", "hands_per_s", "elapsed_s"), Path("runs/linear_sarsa")),
+}
+
+
+# --------------------------------------------------------------------------- the command line
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One sub-command per learner, with one option per field of its configuration (flag, help and
+    default come from the dataclass), and where the run goes.
+
+    Values are read as text and checked by the configuration itself in :func:`run`, so a bad
+    value is one ``dominoes train: error: ...`` line that names the option.
+    """
+    learners = parser.add_subparsers(dest="learner", metavar="LEARNER", required=True,
+                                     help=", ".join(LEARNERS))
+    for name, learner in LEARNERS.items():
+        sub = learners.add_parser(name, help=learner.help, description=f"dominoes train {name}: {learner.help}")
+        for field_name, option, default in learner.config_class().command_line_options():
+            if option.switch:
+                sub.add_argument(option.flag, dest=field_name, default=None, action="store_const", const="true",
+                                 help=option.help)
+                continue
+            metavar = option.flag.lstrip("-").upper().replace("-", "_")
+            sub.add_argument(option.flag, dest=field_name, default=None, metavar=metavar,
+                             help=f"{option.help} (default {option.show(default)})")
+        sub.add_argument("--checkpoint-dir", default=str(learner.checkpoint_dir),
+                         help="where the weights, log.csv and learning_curve.png go (default %(default)s)")
+        sub.add_argument("--init-checkpoint", default=None,
+                         help="start from these weights (trained for the same game and model shape)")
+        sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def config_from_arguments(args: argparse.Namespace) -> LearnerConfig:
+    """The configuration the options ask for (fields not given keep the dataclass defaults).
+
+    Raises:
+        ValueError: a value out of bounds, named by its option (or, for checks that tie
+            several fields together, by the fields).
+    """
+    config_class = LEARNERS[args.learner].config_class()
+    values = {}
+    for name, option, _ in config_class.command_line_options():
+        text = getattr(args, name)
+        if text is not None:
+            values[name] = option.check(option.flag, option.parse(text))
+    return config_class(**values)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        learner = LEARNERS[args.learner]
+        config = config_from_arguments(args)
+        recorder = RunRecorder(Path(args.checkpoint_dir), learner, config, progress=not args.no_progress)
+        message = learner.train(config, args, recorder)
+    except (ValueError, FloatingPointError, OSError) as error:  # bad arguments, a diverged run, a full disk
+        print(f"dominoes train: error: {error}", file=sys.stderr)
+        return 2
+    print(f"trained {config.hands} hands in {recorder.elapsed():.0f} s; {message}, log {recorder.out / 'log.csv'}, "
+          f"curve {recorder.out / 'learning_curve.png'}")
     return 0
 
 
 def prepare_directory(path: Path) -> Path:
-    """Create the checkpoint directory and make sure a file can be written there, before any training.
+    """Make sure the checkpoint directory can be created and written to, before any training.
 
     Raises:
         ValueError: the path is a file, or the directory cannot be created or written to.
@@ -135,23 +197,61 @@ def prepare_directory(path: Path) -> Path:
     return path
 
 
-class RunRecorder:
-    """Progress bar, CSV rows, intermediate checkpoints and the learning-curve plot of one run."""
+# --------------------------------------------------------------------------- what a run writes
+_DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "hands_per_s": 1}
 
-    def __init__(self, out: Path, config: TDLambdaConfig, td_lambda: Any, progress: bool) -> None:
-        self.out, self.config, self.td_lambda = out, config, td_lambda
-        self.start = time.perf_counter()
+
+class RunRecorder:
+    """Progress bar, CSV rows, intermediate weights and the learning-curve plot of one run.
+
+    A learner's train function calls :meth:`start` (how to save the latest weights) once its
+    own checks have passed, so that nothing is written for a run that is refused, then
+    :meth:`run` with its training call.
+    """
+
+    def __init__(self, out: Path, learner: Learner, config: LearnerConfig, progress: bool) -> None:
+        self.out, self.learner, self.config, self.progress = out, learner, config, progress
+        self.begun = time.perf_counter()
         self.rows: list[dict[str, Any]] = []
-        self.file = open(out / "log.csv", "w", newline="")  # open for the whole run: close() closes it
-        self.writer = csv.DictWriter(self.file, fieldnames=LOG_COLUMNS)
+        self.save_latest: Callable[[Path, Any, dict[str, Any]], Any] | None = None
+        self.latest_name = ""
+        self.file: Any = None
+        self.writer: Any = None
+        self.bar: Any = None
+
+    def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str) -> None:
+        """Create the directory and open the log (and the progress bar): the run's checks have passed
+        and it is about to train. `save_latest(path, model, info)` writes the model an evaluation
+        reports as ``latest_name``.
+
+        Raises:
+            ValueError: the directory cannot be created or written to.
+        """
+        prepare_directory(self.out)
+        self.save_latest, self.latest_name = save_latest, latest_name
+        self.begun = time.perf_counter()
+        self.file = open(self.out / "log.csv", "w", newline="")  # open for the whole run: close() closes it
+        self.writer = csv.DictWriter(self.file, fieldnames=self.learner.log_columns)
         self.writer.writeheader()
-        self.bar = None
-        if progress:
+        if self.progress:
             from tqdm import tqdm
-            self.bar = tqdm(total=config.hands, unit="hand", smoothing=0.05)
+            self.bar = tqdm(total=self.config.hands, unit="hand", smoothing=0.05)
+
+    def log(self) -> TrainingLog:
+        from baselines.learning.run import TrainingLog
+
+        return TrainingLog(on_hand=self.on_hand, on_progress=self.on_progress, on_evaluation=self.on_evaluation)
+
+    def run(self, train: Callable[[TrainingLog], Any]) -> Any:
+        """`train(log)`, closing the log and drawing the curve however it ends (the rows so far are
+        kept, even when the run diverges)."""
+        try:
+            return train(self.log())
+        finally:
+            self.close()
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+        return time.perf_counter() - self.begun
 
     def info(self) -> dict[str, Any]:
         return {"hands_trained": self.config.hands, "seconds": round(self.elapsed(), 1)}
@@ -161,17 +261,18 @@ class RunRecorder:
             self.bar.update(1)
 
     def _write(self, row: dict[str, Any]) -> None:
-        row = {**{column: "" for column in LOG_COLUMNS}, **row, "elapsed_s": round(self.elapsed(), 1)}
+        columns = self.learner.log_columns
+        row = {**{column: "" for column in columns}, **{k: v for k, v in row.items() if k in columns},
+               "elapsed_s": round(self.elapsed(), 1)}
         self.rows.append(row)
         self.writer.writerow(row)
         self.file.flush()
 
     def on_progress(self, stats: dict[str, Any]) -> None:
-        self._write({"hands": stats["hands"], "kind": "train", "opponent": stats["stage"],
-                     "own_pips": round(stats["own_pips"], 3), "opponent_pips": round(stats["opponent_pips"], 3),
-                     "td_error": round(stats["td_error"], 4), "hands_per_s": round(stats["hands_per_s"], 1)})
+        numbers = {key: _rounded(key, value) for key, value in stats.items() if key not in ("hands", "stage")}
+        self._write({"hands": stats["hands"], "kind": "train", "opponent": stats["stage"], **numbers})
 
-    def on_evaluation(self, hands: int, opponent: str, result: EvaluationResult, network: Any) -> None:
+    def on_evaluation(self, hands: int, opponent: str, result: EvaluationResult, model: Any) -> None:
         """One evaluation by the shared harness: the learner was listed first, the opponents' copies second."""
         learner, opponents = result.policies[0], result.policies[1]
         self._write({"hands": hands, "kind": "eval", "opponent": opponent,
@@ -180,18 +281,25 @@ class RunRecorder:
         message = (f"[{hands} hands] vs {opponent}: own {learner.mean_pips:.2f} pips/hand, "
                    f"opponents {opponents.mean_pips:.2f}, won {100 * learner.won:.1f}%")
         (self.bar.write if self.bar is not None else print)(message)
-        self.td_lambda.save_checkpoint(self.out / "latest.safetensors", network, self.config,
-                                       {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
-        plot_learning_curve(self.rows, self.out / "learning_curve.png")
+        assert self.save_latest is not None
+        self.save_latest(self.out / self.latest_name, model,
+                         {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
+        plot_learning_curve(self.rows, self.out / "learning_curve.png", self.learner.policy)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-        self.file.close()
-        plot_learning_curve(self.rows, self.out / "learning_curve.png")
+        if self.file is not None:
+            self.file.close()
+        plot_learning_curve(self.rows, self.out / "learning_curve.png", self.learner.policy)
 
 
-def plot_learning_curve(rows: list[dict[str, Any]], path: Path) -> None:
+def _rounded(column: str, value: Any) -> Any:
+    """A log value as written: a fixed number of decimals, or four significant digits (step sizes)."""
+    return round(value, _DIGITS[column]) if column in _DIGITS else float(f"{value:.4g}")
+
+
+def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "td_lambda") -> None:
     """Own mean pips per hand and the opponents' against hands trained: one panel per opponent."""
     import matplotlib
     matplotlib.use("Agg")
@@ -205,14 +313,14 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path) -> None:
     for axis, opponent in zip(axes[0], opponents):
         points = [r for r in evaluations if r["opponent"] == opponent]
         hands = [r["hands"] for r in points]
-        axis.plot(hands, [r["own_pips"] for r in points], marker="o", label="td_lambda")
+        axis.plot(hands, [r["own_pips"] for r in points], marker="o", label=learner)
         axis.plot(hands, [r["opponent_pips"] for r in points], marker="s", label=f"{opponent} (mean of 3)")
         axis.set_title(f"evaluation vs 3x {opponent}")
         axis.set_xlabel("hands trained")
         axis.set_ylabel("mean pips per hand (lower is better)")
         axis.legend(fontsize=8)
     axis = axes[0][-1]
-    axis.plot([r["hands"] for r in training], [r["own_pips"] for r in training], marker=".", label="td_lambda")
+    axis.plot([r["hands"] for r in training], [r["own_pips"] for r in training], marker=".", label=learner)
     axis.plot([r["hands"] for r in training], [r["opponent_pips"] for r in training], marker=".",
               label="training opponents")
     axis.set_title("while learning (curriculum)")
@@ -221,4 +329,3 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
-

@@ -277,9 +277,9 @@ def test_bad_table_sizes_and_hands_are_refused():
         make_spec(parse_policy_arguments(["random:1000", "greedy:1000"]), 4, 9)
 
 
-def test_the_default_league_is_the_original_one_plus_the_td_player():
+def test_the_default_league_is_the_original_one_plus_the_learned_players():
     names = [spec.name for spec, copies in default_policies(4, 9)]
-    assert names == ["persistent_line", "double", "greedy", "random", "stupid", "td_lambda"]
+    assert names == ["persistent_line", "double", "greedy", "random", "stupid", "td_lambda", "linear_sarsa"]
     assert all(copies == 4 for _, copies in default_policies(4, 9))
     # where no trained player ships (other tables), the league is the hand-crafted one
     assert [spec.name for spec, _ in default_policies(3, 12)] == names[:5]

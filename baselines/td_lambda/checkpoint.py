@@ -30,6 +30,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
+from baselines.learning.files import SHIPPED_DIRECTORY, shipped_file, write_atomically
 from baselines.td_lambda.config import TDLambdaConfig
 from dominoes_env.core.config import GameConfig, describe_table
 
@@ -37,7 +38,7 @@ CHECKPOINT_FORMAT = "dominoes-td-lambda/2"
 UNCHECKED_FORMAT = "dominoes-td-lambda/1"  #: the first format, written without a checksum
 READABLE_FORMATS = (UNCHECKED_FORMAT, CHECKPOINT_FORMAT)
 TENSOR = "theta"
-SHIPPED_CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+SHIPPED_CHECKPOINTS = SHIPPED_DIRECTORY
 
 
 class HasWeights(Protocol):
@@ -116,15 +117,7 @@ def save_checkpoint(path: str | os.PathLike[str], network: HasWeights | np.ndarr
         raise ValueError(f"cannot save td_lambda checkpoint {str(path)!r}: info is not JSON: {error}") from None
     metadata = {"format": CHECKPOINT_FORMAT, "config": config.to_json(), "info": info_text,
                 "sha256": checksum(theta)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = save({TENSOR: np.ascontiguousarray(theta)}, metadata=metadata)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        partial.write_bytes(data)  # permissions from the umask, like any file the user writes
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
-    return path
+    return write_atomically(path, save({TENSOR: np.ascontiguousarray(theta)}, metadata=metadata))
 
 
 def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = None) -> Checkpoint:
@@ -206,9 +199,4 @@ def shipped_checkpoint(config: GameConfig) -> Path:
     Raises:
         ValueError: none ships for this table.
     """
-    path = SHIPPED_CHECKPOINTS / f"td_lambda_{config.num_players}p_d{config.highest_double}.safetensors"
-    if not path.is_file() or not config.is_default:
-        raise ValueError(f"no td_lambda checkpoint ships for {describe_table(config)} (only 4 players, "
-                         f"double-nine, rule book); train one with `dominoes train td-lambda` and pass "
-                         f"checkpoint=PATH")
-    return path
+    return shipped_file("td_lambda", "safetensors", config, "checkpoint", "td-lambda")

@@ -37,22 +37,21 @@ network trained this way for 420,000 hands in 40 minutes on two shared cores.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 
-from baselines.evaluate import EvaluationResult, evaluate
+from baselines.evaluate import EvaluationResult
+from baselines.learning.options import SELF_PLAY
+from baselines.learning.run import EVALUATION_SEED, TrainingLog, chunks, evaluate_against, hand_statistics
 from baselines.td_lambda.checkpoint import Checkpoint
-from baselines.td_lambda.config import SELF_PLAY, TDLambdaConfig, check_opponents
+from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import make_features
 from baselines.td_lambda.network import ValueNetwork, build_network
 from baselines.td_lambda.policy import TDLambdaPolicy
-from baselines.td_lambda.tables import HandRecord, play_hands
+from baselines.td_lambda.tables import play_hands
 
-EVALUATION_SEED = 12345  #: the deals of every periodic evaluation (the same ones each time)
+__all__ = ["EVALUATION_SEED", "Traces", "TrainingLog", "evaluate_network", "seed_everything", "train"]
 
 
 def seed_everything(seed: int) -> np.random.Generator:
@@ -137,37 +136,13 @@ class Traces:
 # --------------------------------------------------------------------------- evaluation by the shared harness
 def evaluate_network(network: ValueNetwork, config: TDLambdaConfig, opponent: str, hands: int,
                      seed: int = EVALUATION_SEED) -> EvaluationResult:
-    """Greedy play of the current weights in one seat against copies of `opponent` in the others.
-
-    The shared harness plays every deal under all seat rotations; the learner is
-    ``result.policies[0]`` (listed first; its label names its in-memory checkpoint, so it
-    never shares a row with a ``td_lambda`` opponent), the opponents' copies (pooled)
-    ``result.policies[1]``.
-    """
-    player = TDLambdaPolicy(config.num_players, config.highest_double, seed=seed,
-                           checkpoint=Checkpoint(network.weights(), config))
-    return evaluate([player] + [opponent] * (config.num_players - 1), hands, seed=seed,
-                    num_players=config.num_players, highest_double=config.highest_double)
+    """Greedy play of the current weights in one seat against copies of `opponent` in the others
+    (:func:`baselines.learning.run.evaluate_against`: the learner is ``result.policies[0]``)."""
+    player = TDLambdaPolicy(config.game, seed=seed, checkpoint=Checkpoint(network.weights(), config))
+    return evaluate_against(player, config, opponent, hands, seed)
 
 
 # --------------------------------------------------------------------------- training
-@dataclass
-class TrainingLog:
-    """What :func:`train` reports as it goes (the command line turns it into CSV, a plot and a bar).
-
-    Attributes:
-        on_hand: after every training hand.
-        on_progress: after every chunk of training hands, with its statistics (hands,
-            stage, own_pips, opponent_pips, td_error, hands_per_s).
-        on_evaluation: after every evaluation: (hands trained, opponent, the harness's
-            result, the network).
-    """
-
-    on_hand: Callable[[HandRecord], None] | None = None
-    on_progress: Callable[[dict[str, Any]], None] | None = None
-    on_evaluation: Callable[[int, str, EvaluationResult, ValueNetwork], None] | None = None
-
-
 def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: ValueNetwork | None = None) -> ValueNetwork:
     """Learn V by TD(lambda) through the curriculum; returns the trained network.
 
@@ -177,44 +152,30 @@ def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: Value
         ValueError: an opponent that is not a registered policy.
         FloatingPointError: the weights diverged (non-finite).
     """
-    check_opponents(config)
+    config.check_opponents()
     log = log or TrainingLog()
     rng = seed_everything(config.seed)
     network = network or build_network(config)
     features = make_features(config)
-    done = 0
-    for opponent, stage_hands in config.stage_hands():
-        self_play = opponent == SELF_PLAY
+    for chunk in chunks(config):
+        self_play = chunk.opponent == SELF_PLAY
         seats = config.num_players if self_play else 1
         alpha = (config.self_play_alpha or config.alpha / config.num_players) if self_play else config.alpha
-        while stage_hands > 0:
-            until_evaluation = config.eval_every - done % config.eval_every if config.eval_every > 0 else stage_hands
-            chunk = min(stage_hands, until_evaluation)
-            traces = Traces(network, config.td_lambda, alpha, config.parallel_hands, seats)
-            start = time.perf_counter()
-            records = play_hands(network, features, opponent, chunk, config, rng, traces, log.on_hand)
-            elapsed = time.perf_counter() - start
-            if not torch.isfinite(network.theta).all():
-                raise FloatingPointError(
-                    f"TD(lambda) diverged after {done + chunk} hands (non-finite weights): one round applies up to "
-                    f"parallel_hands={config.parallel_hands} updates of alpha={alpha}; lower either")
-            done += chunk
-            stage_hands -= chunk
-            if log.on_progress is not None:
-                log.on_progress(_progress(done, opponent, records, traces, chunk / elapsed))
-            if config.eval_every > 0 and done % config.eval_every == 0 or done == config.hands:
-                for name in config.eval_opponents:
-                    result = evaluate_network(network, config, name, config.eval_hands)
-                    if log.on_evaluation is not None:
-                        log.on_evaluation(done, name, result, network)
+        traces = Traces(network, config.td_lambda, alpha, config.parallel_hands, seats)
+        start = time.perf_counter()
+        records = play_hands(network, features, chunk.opponent, chunk.hands, config, rng, traces, log.on_hand)
+        elapsed = time.perf_counter() - start
+        if not torch.isfinite(network.theta).all():
+            raise FloatingPointError(
+                f"TD(lambda) diverged after {chunk.done} hands (non-finite weights): one round applies up to "
+                f"parallel_hands={config.parallel_hands} updates of alpha={alpha}; lower either")
+        if log.on_progress is not None:
+            log.on_progress({"hands": chunk.done, "stage": chunk.opponent, **hand_statistics(records, chunk.opponent),
+                             "td_error": float(np.mean(traces.mean_abs_errors or [np.nan])),
+                             "hands_per_s": chunk.hands / elapsed})
+        if chunk.evaluate:
+            for name in config.eval_opponents:
+                result = evaluate_network(network, config, name, config.eval_hands)
+                if log.on_evaluation is not None:
+                    log.on_evaluation(chunk.done, name, result, network)
     return network
-
-
-def _progress(done: int, stage: str, records: list[HandRecord], traces: Traces, hands_per_s: float
-              ) -> dict[str, Any]:
-    """The statistics of one chunk of training hands (opponents' pips: nan in self-play)."""
-    own = np.mean([r.scores[list(r.learner_seats)].mean() for r in records])
-    rest = [np.delete(r.scores, list(r.learner_seats)).mean() for r in records if stage != SELF_PLAY]
-    return {"hands": done, "stage": stage, "own_pips": float(own),
-            "opponent_pips": float(np.mean(rest)) if rest else float("nan"),
-            "td_error": float(np.mean(traces.mean_abs_errors or [np.nan])), "hands_per_s": hands_per_s}

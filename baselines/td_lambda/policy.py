@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 from numba import njit
 
-from baselines.policy import BatchPolicy, SeedLike
+from baselines.policy import BatchPolicy, SeedLike, choose_in_batch
 from baselines.registry import register_policy
 from baselines.td_lambda.architecture import LAYER_NORM_EPS, Architecture
 from baselines.td_lambda.checkpoint import (
@@ -80,17 +80,6 @@ def _relu_layer_norm(y: Any, bias: Any, norm_weight: Any, norm_bias: Any) -> Non
         scale = np.float32(1.0) / np.sqrt(variance / width + np.float32(LAYER_NORM_EPS))
         for j in range(width):
             y[k, j] = y[k, j] * scale * norm_weight[j] + norm_bias[j]
-
-
-def first_minimum_per_run(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
-    """Index (into `values`) of the first smallest value of each consecutive run, as
-    ``np.argmin`` of each run would give it (runs of the given lengths, none empty)."""
-    starts = np.cumsum(run_lengths) - run_lengths
-    run_of = np.repeat(np.arange(run_lengths.shape[0]), run_lengths)
-    at_minimum = np.flatnonzero(values == np.minimum.reduceat(values, starts)[run_of])
-    first = np.ones(at_minimum.shape[0], dtype=np.bool_)
-    first[1:] = run_of[at_minimum[1:]] != run_of[at_minimum[:-1]]
-    return at_minimum[first]
 
 
 def predicted_final_pips(value: ValueFunction, features: BasicFeatures, vectors: np.ndarray,
@@ -173,20 +162,8 @@ class TDLambdaPolicy(BatchPolicy):
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for k games with one forward pass over every legal move's after-state
         (the same choices, to float rounding of the batched product)."""
-        rows, actions = np.nonzero(action_masks)  # ordered by row, then action
-        counts = np.bincount(rows, minlength=action_masks.shape[0])
-        starts = np.cumsum(counts) - counts
-        chosen = actions[starts]  # a forced move (or a draw) as it is
-        choosing = counts > 1
-        if self.epsilon:
-            explore = choosing & (self.rng.random(counts.shape[0]) < self.epsilon)
-            chosen[explore] = actions[starts[explore] + (self.rng.random(int(explore.sum())) *
-                                                         counts[explore]).astype(np.int64)]
-            choosing &= ~explore
-        if choosing.any():
-            entries = np.repeat(choosing, counts)
-            vectors, ends_hand = afterstates(observations, actions[entries], self.config, rows=rows[entries])
-            values = predicted_final_pips(self.value, self.features, vectors, ends_hand)
-            chosen[choosing] = actions[entries][first_minimum_per_run(values, counts[choosing])]
-        return chosen
+        def values(rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+            return predicted_final_pips(self.value, self.features, *afterstates(observations, actions, self.config,
+                                                                                rows=rows))
 
+        return choose_in_batch(action_masks, values, self.rng, self.epsilon)

@@ -1,0 +1,14 @@
+"""What the learners share: their configuration's common fields and command-line options, the
+training tables on the batched engine, and the run's schedule, reports and evaluations.
+
+- :mod:`~baselines.learning.options`: how a configuration field is written on the command
+  line (:class:`Option`), and the checks learners share;
+- :mod:`~baselines.learning.config`: :class:`LearnerConfig`, the fields every learner's
+  configuration starts with (table, curriculum, tables side by side, seed, evaluation);
+- :mod:`~baselines.learning.tables`: :class:`Tables`, many training tables side by side;
+- :mod:`~baselines.learning.run`: the chunks of a run, :class:`TrainingLog`, evaluations by
+  the shared harness.
+
+Each learner (:mod:`baselines.td_lambda`, :mod:`baselines.linear_sarsa`) is a package of
+its own built on these; ``dominoes train LEARNER`` (:mod:`baselines.train`) runs any of them.
+"""

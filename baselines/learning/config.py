@@ -1,0 +1,165 @@
+"""What every learner's configuration holds: the table it learns and how its training run goes.
+
+:class:`LearnerConfig` is the base of each learner's configuration dataclass
+(:class:`~baselines.td_lambda.TDLambdaConfig`, :class:`~baselines.linear_sarsa.LinearSarsaConfig`):
+the table (size and table rules), the curriculum of opponents, the tables played side by
+side, the seed and the periodic evaluation. A learner adds its own fields after these, and
+redeclares a field here only to give it another default. Every field carries its
+``dominoes train LEARNER`` option (:mod:`baselines.learning.options`) and is checked on
+construction, so a configuration that exists is valid, whether typed on the command line
+or read back from a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
+
+import numpy as np
+
+from baselines.learning import options
+from baselines.learning.options import SELF_PLAY, Option, option
+from dominoes_env.core.config import (
+    FIRST_PLAYERS,
+    MAX_HIGHEST,
+    MAX_PLAYERS,
+    MIN_HIGHEST,
+    MIN_PLAYERS,
+    GameConfig,
+    make_config,
+)
+
+Config = TypeVar("Config", bound="LearnerConfig")
+
+CURRICULUM = option("--curriculum", "stages in order as OPPONENT:SHARE of --hands, comma-separated; 'self' is "
+                    "self-play, 'a+b' alternates opponent kinds over the tables", options.curriculum,
+                    options.parse_curriculum, options.show_curriculum)
+EVAL_OPPONENTS = option("--eval-opponents", "fixed evaluation opponents, comma-separated", options.eval_opponents,
+                        options.names, options.show_names)
+HANDS = option("--hands", f"hands to learn from (0-{options.MAX_HANDS:,})", options.hands, options.number)
+TABLES = option("--parallel-hands", f"tables played side by side (1-{options.MAX_TABLES})", options.tables,
+                options.number)
+
+
+@dataclass(frozen=True)
+class LearnerConfig:
+    """The fields every learner shares (stored in every file of trained weights).
+
+    Raises:
+        ValueError: on construction, for any value out of bounds (the message names the
+            field, the value and what is allowed).
+    """
+
+    num_players: int = field(default=4, metadata=option(
+        "--players", f"number of players ({MIN_PLAYERS}-{MAX_PLAYERS})", options.players, options.number))
+    """Seats at the table (2-8)."""
+    highest_double: int = field(default=9, metadata=option(
+        "--highest", f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST})", options.highest,
+        options.number))
+    """N of the double-N set (6-18)."""
+    boneyard: bool = field(default=False, metadata=option(
+        "--boneyard", "the boneyard table rule", options.flag, options.switch, switch=True))
+    """The boneyard table rule (``make_config(..., boneyard=True)``): the learner plays that game."""
+    cover_doubles: bool = field(default=False, metadata=option(
+        "--cover-doubles", "the cover-doubles table rule", options.flag, options.switch, switch=True))
+    """The cover-doubles table rule (``make_config(..., cover_doubles=True)``)."""
+    first_player: str = field(default="engine_holder", metadata=option(
+        "--first-player", f"who moves first: {' or '.join(FIRST_PLAYERS)}", options.first_player, str.strip))
+    """Who moves first: the engine's holder (the rule book) or the player after it."""
+    hands: int = field(default=20_000, metadata=HANDS)
+    """Hands to learn from, over all curriculum stages (at most 10**9)."""
+    curriculum: tuple[tuple[str, float], ...] = field(
+        default=(("random", 0.1), ("double", 0.2), ("persistent_line", 0.3), (SELF_PLAY, 0.4)), metadata=CURRICULUM)
+    """Stages in order: (opponents, share of `hands`). Opponents: a policy name (copies in every
+    other seat), "self" for self-play, or names joined by "+" ("double+persistent_line"):
+    table i of the batch then plays the i-th name in turn. Shares are finite, >= 0, and add
+    up to more than 0."""
+    parallel_hands: int = field(default=64, metadata=TABLES)
+    """Tables played side by side on the batched engine (:mod:`baselines.learning.tables`); the
+    learner moves at all of them at once."""
+    seed: int = field(default=0, metadata=option("--seed", "seed of the whole run", options.seed, options.number))
+    """Seeds the initial weights, the deals, the opponents and the exploration."""
+    eval_every: int = field(default=5_000, metadata=option(
+        "--eval-every", "hands between evaluations (0: only at the end)", options.hands, options.number))
+    """Hands of learning between evaluations (0: evaluate only at the end)."""
+    eval_hands: int = field(default=400, metadata=option(
+        "--eval-hands", "hands per evaluation and opponent (at least --players)", options.eval_hands, options.number))
+    """Hands per evaluation and opponent, at least num_players (the harness rounds up to whole
+    seat rotations of its deals)."""
+    eval_opponents: tuple[str, ...] = field(default=("random", "double", "persistent_line"), metadata=EVAL_OPPONENTS)
+    """Fixed opponents of the periodic evaluation (copies in every other seat, seats rotated by
+    the shared harness, :func:`baselines.evaluate.evaluate`)."""
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            checked = spec.metadata["option"].check(spec.name, getattr(self, spec.name))
+            object.__setattr__(self, spec.name, checked)  # normalised: np.int64(4) -> 4, lists -> tuples
+        _ = self.game  # the set must deal every seat a tile
+        if self.eval_hands < self.num_players:
+            raise ValueError(f"eval_hands must be at least num_players ({self.num_players}: one hand in every "
+                             f"seat), got {self.eval_hands}")
+
+    @property
+    def game(self) -> GameConfig:
+        """The game it learns: the table size and the table rules."""
+        return make_config(self.num_players, self.highest_double, boneyard=self.boneyard,
+                           cover_doubles=self.cover_doubles, first_player=self.first_player)
+
+    def learners_per_table(self) -> int:
+        """Seats that learn at a table in the widest stage (all of them in self-play)."""
+        return self.num_players if any(name == SELF_PLAY for name, _ in self.curriculum) else 1
+
+    def stage_hands(self) -> list[tuple[str, int]]:
+        """The curriculum as (opponent, hands) with the hands summing to :attr:`hands`."""
+        total = sum(share for _, share in self.curriculum)
+        bounds = np.round(np.cumsum([share / total for _, share in self.curriculum]) * self.hands).astype(int)
+        counts = np.diff(np.concatenate([[0], bounds]))
+        return [(name, int(count)) for (name, _), count in zip(self.curriculum, counts)]
+
+    def opponent_names(self) -> set[str]:
+        """Every policy name the run plays against (curriculum and evaluation), "self" left out."""
+        named = {part for stage, _ in self.curriculum for part in stage.split("+")} | set(self.eval_opponents)
+        return named - {SELF_PLAY}
+
+    def check_opponents(self) -> None:
+        """Refuse a run whose curriculum or evaluation names a policy that is not registered.
+
+        Raises:
+            ValueError: naming the unknown opponents and the known ones.
+        """
+        options.check_opponents(self.opponent_names())
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls: type[Config], values: Any) -> Config:
+        """The configuration of a JSON object's fields (lists become tuples in the checks).
+
+        Raises:
+            ValueError: not a JSON object of known fields, or a value out of bounds.
+        """
+        if not isinstance(values, dict):
+            # Bad file content, not a programming error: a ValueError like every other refusal.
+            raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")
+        unknown = sorted(set(values) - {spec.name for spec in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown configuration field(s) {unknown}")
+        return cls(**values)
+
+    @classmethod
+    def from_json(cls: type[Config], text: str) -> Config:
+        """Read :meth:`to_json`'s text.
+
+        Raises:
+            ValueError: not JSON, not an object of known fields, or a value out of bounds.
+        """
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def command_line_options(cls) -> Iterator[tuple[str, Option, Any]]:
+        """(field name, its option, its default) for every field, in declaration order."""
+        for spec in fields(cls):
+            yield spec.name, spec.metadata["option"], spec.default

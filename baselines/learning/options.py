@@ -1,0 +1,184 @@
+"""How a field of a learner's configuration is written on the command line, and the checks learners share.
+
+Every field of a learner's configuration (:class:`~baselines.learning.config.LearnerConfig`
+and its subclasses) carries an :class:`Option` in its metadata: the flag, a help line, how
+to check a value, how to read it from text and write it back. ``dominoes train LEARNER``
+derives its options from the dataclass (:mod:`baselines.train`) instead of declaring them
+again. The checks use :mod:`dominoes_env.core.validation` and bound every value, so that
+nothing typed on the command line or read back from a file can ask for an absurd
+allocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dominoes_env.core import validation
+from dominoes_env.core.config import FIRST_PLAYERS, MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS
+
+SELF_PLAY = "self"  #: the curriculum's name for self-play: the learner in every seat
+MAX_HANDS = 10**9  #: hands of one run (and between evaluations)
+MAX_EVAL_HANDS = 10**7  #: hands of one evaluation, per opponent
+MAX_TABLES = 4096  #: most tables side by side
+MAX_STAGES = 64  #: most curriculum stages
+MAX_SHARE = 1e9  #: largest curriculum share (shares are relative)
+MAX_EVAL_OPPONENTS = 16
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one field is written on the command line.
+
+    Attributes:
+        flag: the option, e.g. ``--players``.
+        help: one line for ``--help`` (the default is appended).
+        check: ``check(name, value) -> value``: validates one value, naming it `name`
+            (the field name, or the flag on the command line).
+        parse: text -> value; returns the text unchanged where it cannot be read, so that
+            `check` refuses it with the usual message.
+        show: value -> text, to print the default.
+    """
+
+    flag: str
+    help: str
+    check: Callable[[str, Any], Any]
+    parse: Callable[[str], Any]
+    show: Callable[[Any], str] = str
+    switch: bool = False  #: a flag without a value (``--boneyard``): given means True
+
+
+def option(flag: str, help: str, check: Callable[[str, Any], Any], parse: Callable[[str], Any],
+           show: Callable[[Any], str] = str, switch: bool = False) -> dict[str, Option]:
+    """The metadata of a configuration field: ``field(default=..., metadata=option(...))``."""
+    return {"option": Option(flag, help, check, parse, show, switch)}
+
+
+# --------------------------------------------------------------------------- reading text
+def switch(text: str) -> Any:
+    return {"true": True, "false": False}.get(text.strip().lower(), text)
+
+
+def number(text: str) -> Any:
+    """An int or a float if the text is one, else the text (refused by the field's check)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def parse_curriculum(text: str) -> tuple[tuple[str, float], ...]:
+    """'random:0.1,self:0.9' -> (("random", 0.1), ("self", 0.9)); a stage without a share gets 1.
+
+    Raises:
+        ValueError: a stage that is not OPPONENT:SHARE.
+    """
+    stages = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, share = item.partition(":")
+        try:
+            stages.append((name.strip(), float(share) if share else 1.0))
+        except ValueError:
+            raise ValueError(f"curriculum stage {item!r} is not OPPONENT:SHARE (e.g. 'double:0.2')") from None
+    return tuple(stages)
+
+
+def show_curriculum(value: tuple[tuple[str, float], ...]) -> str:
+    return ",".join(f"{name}:{share:g}" for name, share in value)
+
+
+def show_names(value: tuple[str, ...]) -> str:
+    return ",".join(value)
+
+
+# --------------------------------------------------------------------------- the checks
+def players(name: str, value: Any) -> int:
+    return validation.integer(name, value, MIN_PLAYERS, MAX_PLAYERS, "players at the table")
+
+
+def highest(name: str, value: Any) -> int:
+    return validation.integer(name, value, MIN_HIGHEST, MAX_HIGHEST,
+                              f"the double-{MIN_HIGHEST} to double-{MAX_HIGHEST} sets")
+
+
+def flag(name: str, value: Any) -> bool:
+    return validation.flag(name, value)
+
+
+def first_player(name: str, value: Any) -> str:
+    return validation.choice(name, value, FIRST_PLAYERS)
+
+
+def probability(name: str, value: Any) -> float:
+    return validation.real(name, value, 0.0, 1.0)
+
+
+def step_size(name: str, value: Any) -> float:
+    return validation.real(name, value, 0.0, 1.0, above_minimum=True)
+
+
+def hands(name: str, value: Any) -> int:
+    return validation.integer(name, value, 0, MAX_HANDS)
+
+
+def tables(name: str, value: Any) -> int:
+    return validation.integer(name, value, 1, MAX_TABLES)
+
+
+def seed(name: str, value: Any) -> int:
+    return validation.integer(name, value, 0, validation.SEED_LIMIT - 1)
+
+
+def eval_hands(name: str, value: Any) -> int:
+    return validation.integer(name, value, 1, MAX_EVAL_HANDS)
+
+
+def opponent(name: str, value: Any) -> str:
+    """A policy name, or names joined by '+' (checked against the registry by :func:`check_opponents`)."""
+    if not isinstance(value, str) or not all(part.strip() for part in value.split("+")):
+        raise ValueError(f"{name} must name a policy (or policies joined by '+'), got {value!r}")
+    return value
+
+
+def curriculum(name: str, value: Any) -> tuple[tuple[str, float], ...]:
+    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= MAX_STAGES:
+        raise ValueError(f"{name} must have 1 to {MAX_STAGES} stages, got {value!r}")
+    stages = []
+    for stage in value:
+        if not isinstance(stage, (tuple, list)) or len(stage) != 2:
+            raise ValueError(f"{name} stages must be (opponent, share) pairs, got {stage!r}")
+        who = opponent(f"{name} opponent", stage[0])
+        stages.append((who, validation.real(f"{name} share of {who!r}", stage[1], 0.0, MAX_SHARE)))
+    if sum(share for _, share in stages) <= 0:
+        raise ValueError(f"{name} shares must add up to more than 0, got {value!r}")
+    return tuple(stages)
+
+
+def eval_opponents(name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (tuple, list)) or len(value) > MAX_EVAL_OPPONENTS:
+        raise ValueError(f"{name} must list at most {MAX_EVAL_OPPONENTS} opponents, got {value!r}")
+    return tuple(opponent(f"{name} entry", who) for who in value)
+
+
+def check_opponents(named: set[str]) -> None:
+    """Refuse a run that plays against a policy that is not registered ("self" is self-play).
+
+    Not part of a configuration's own checks: a weights file stays readable in an
+    installation that lacks a policy it was trained against.
+
+    Raises:
+        ValueError: naming the unknown opponents and the known ones.
+    """
+    from baselines.registry import policy_names
+
+    known = set(policy_names())
+    unknown = named - known - {SELF_PLAY}
+    if unknown:
+        raise ValueError(f"unknown opponent(s) {sorted(unknown)}; known: {sorted(known | {SELF_PLAY})}")

@@ -1,0 +1,84 @@
+"""Everything that defines a linear SARSA learner and its training run, declared once.
+
+:class:`LinearSarsaConfig` is the one source of the defaults, the bounds and the command
+line: the fields every learner shares (the table, the curriculum, the tables side by side,
+the seed, the evaluation: :class:`~baselines.learning.config.LearnerConfig`) and SARSA's own
+(the discount, the step size and its decay to a floor, exploration). Every field carries
+its ``dominoes train sarsa`` option and is checked on construction; the configuration is
+stored in every weights file (:mod:`~baselines.linear_sarsa.weights`).
+
+The defaults of the seed (``seeds/002``: a linear SARSA agent for Splendor) are kept where
+they carry over: gamma 0.9, a step size that decays towards a floor of 1e-4,
+epsilon-greedy exploration while training only (the seed followed its greedy candidate 90%
+of the time: epsilon 0.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from baselines.learning import options
+from baselines.learning.config import CURRICULUM, EVAL_OPPONENTS, HANDS, TABLES, LearnerConfig
+from baselines.learning.options import option
+from dominoes_env.core import validation
+
+
+def _half_life(name: str, value: Any) -> int:
+    return validation.integer(name, value, 1, options.MAX_HANDS)
+
+
+@dataclass(frozen=True)
+class LinearSarsaConfig(LearnerConfig):
+    """Everything that defines a linear SARSA learner and its training run (stored with its weights).
+
+    Raises:
+        ValueError: on construction, for any value out of bounds (the message names the
+            field, the value and what is allowed).
+    """
+
+    hands: int = field(default=40_000, metadata=HANDS)
+    """Hands to learn from, over all curriculum stages (at most 10**9)."""
+    curriculum: tuple[tuple[str, float], ...] = field(
+        default=(("random", 0.1), ("double", 0.3), ("persistent_line", 0.6)), metadata=CURRICULUM)
+    """Stages in order: (opponents, share of `hands`). Opponents: a policy name (copies in every
+    other seat), "self" for self-play, or names joined by "+" ("double+persistent_line"):
+    table i of the batch then plays the i-th name in turn. Shares are finite, >= 0, and add
+    up to more than 0."""
+    parallel_hands: int = field(default=64, metadata=TABLES)
+    """Tables played side by side on the batched engine. Each round's SARSA updates, one per
+    learner that moved or whose hand ended, are averaged into one step of the weights (a
+    minibatch), so alpha means the same whatever the number of tables."""
+    eval_opponents: tuple[str, ...] = field(default=("greedy", "double", "persistent_line"),
+                                            metadata=EVAL_OPPONENTS)
+    """Fixed opponents of the periodic evaluation (copies in every other seat, seats rotated by
+    the shared harness, :func:`baselines.evaluate.evaluate`)."""
+    gamma: float = field(default=0.9, metadata=option(
+        "--gamma", "discount per own move, in [0, 1]", options.probability, options.number))
+    """Discount per move of the learner: Q(s, a) estimates the hand's reward (minus the pips
+    left) discounted by gamma for every later move of its own. Below 1 it values the same
+    pips less the later the hand ends, which favours shedding pips early (the seed's 0.9)."""
+    alpha: float = field(default=0.05, metadata=option(
+        "--alpha", "initial step size, in (0, 1]", options.step_size, options.number))
+    """Initial step size of w <- w + alpha * mean(delta * f(s, a)) (the features are of unit size)."""
+    alpha_half_life: int = field(default=20_000, metadata=option(
+        "--alpha-half-life", f"hands over which the step size halves (1-{options.MAX_HANDS:,})",
+        _half_life, options.number))
+    """Hands over which the step size halves: alpha_t = max(alpha_floor, alpha * 0.5 ** (t / half-life))
+    after t hands of the run."""
+    alpha_floor: float = field(default=1e-4, metadata=option(
+        "--alpha-floor", "smallest step size, in (0, --alpha]", options.step_size, options.number))
+    """The step size never decays below this (the seed's 1e-4)."""
+    epsilon: float = field(default=0.1, metadata=option(
+        "--epsilon", "random-move probability while learning, in [0, 1]", options.probability, options.number))
+    """Probability of a uniformly random legal move while learning; the policy itself is greedy."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.alpha_floor > self.alpha:
+            raise ValueError(f"alpha_floor must be at most alpha ({self.alpha}), got {self.alpha_floor}")
+
+    def step_size(self, hands_done: int) -> float:
+        """The step size after `hands_done` hands of the run: halves every `alpha_half_life` hands, down
+        to `alpha_floor`."""
+        return max(self.alpha_floor, self.alpha * 0.5 ** (hands_done / self.alpha_half_life))
