@@ -2,11 +2,15 @@
 
 Each feature is a number of about unit size, read from the mover's observation and from the
 after-state of the move (:func:`dominoes_env.core.afterstate.afterstates`: the observation
-right after the move, built by the rules' own kernels), both through the named views of
-:mod:`dominoes_env.core.observation`. Chains come from :mod:`baselines.chain_search` (the
-exact best chain, reference discounts). Sizes are scaled by the table (N, the largest hand
-M, the players), so the same names mean the same thing at every table size; the weights
-learned for one table are still refused at another (the file records the table).
+right after the move, built by the rules' own kernels). One compiled pass computes every
+move's features: a decision weighs a handful of moves, and numpy's per-call overhead on such
+small arrays cost five times the work. The pass reads each field of the observation layout
+by name, at its slot of the layout's offsets (``offsets[HAND]``, ``offsets[OPEN_VALUES]``:
+:data:`dominoes_env.core.observation.SLOTS`), as the engine's own encoder does. Chains come
+from :mod:`baselines.chain_search` (the exact best chain, reference discounts). Sizes are
+scaled by the table (N, the largest hand M, the players), so the same names mean the same
+thing at every table size; the weights learned for one table are still refused at another
+(the file records the table).
 
 =====================  ==========================================================================
 name                   value
@@ -41,20 +45,31 @@ pips the mover still holds, exactly (the learner and the policy use that, see
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
 from baselines.chain_search import (
     IN_LINE_DISCOUNT,
     MAX_LINE_LENGTH,
     OFF_LINE_DISCOUNT,
-    best_chains,
     discount_powers,
+    search_best_chain,
 )
 from dominoes_env.core.afterstate import afterstates
 from dominoes_env.core.config import GameConfig
-from dominoes_env.core.observation import ObservationViews, observation_layout
+from dominoes_env.core.observation import (
+    DUMMY_OPEN,
+    HAND,
+    HAND_NUMBER,
+    HAND_SIZES,
+    MARKERS,
+    OPEN_VALUES,
+    PLAYED,
+    observation_layout,
+)
+from dominoes_env.core.rules import double_index
 
 FEATURES: tuple[str, ...] = (
     "bias", "tile_pips", "is_double", "on_own_line", "on_other_line", "on_dummy", "is_pass",
@@ -62,6 +77,10 @@ FEATURES: tuple[str, ...] = (
     "playable_tiles", "my_marker_up", "feeds_others", "opens_dummy", "markers_up", "opponent_near_out",
     "pips_left_near_out",
 )
+(BIAS, TILE_PIPS, IS_DOUBLE, ON_OWN_LINE, ON_OTHER_LINE, ON_DUMMY, IS_PASS,
+ PIPS_LEFT, TILES_LEFT, CHAIN_VALUE, CHAIN_TILES, OFF_CHAIN_PIPS, DOUBLES_LEFT_PIPS,
+ PLAYABLE_TILES, MY_MARKER_UP, FEEDS_OTHERS, OPENS_DUMMY, MARKERS_UP, OPPONENT_NEAR_OUT,
+ PIPS_LEFT_NEAR_OUT) = range(len(FEATURES))  # the column of each feature
 
 
 class Moves(NamedTuple):
@@ -83,21 +102,8 @@ class MoveFeatures:
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config
-        self.layout = observation_layout(config)  # a multi-hand game only appends the scores
-        tiles = config.tiles
-        n, self.t, v = config.num_players, config.num_tiles, config.highest_double + 1
-        self.n, self.pass_action = n, config.pass_action
-        self.low, self.high = tiles.low, tiles.high
-        self.pips = tiles.pips.astype(np.float64)
-        self.double_pips = np.where(tiles.is_double, self.pips, 0.0)
-        self.is_double = tiles.is_double
-        self.has_value = np.zeros((v, self.t), dtype=np.float64)  # [value, tile]: the tile has that end
-        self.has_value[tiles.low, np.arange(self.t)] = 1.0
-        self.has_value[tiles.high, np.arange(self.t)] = 1.0
-        self.engine = np.zeros((v, self.t), dtype=np.int64)  # [h, tile]: the tile is the engine (h|h)
-        self.engine[np.arange(v), [tiles.double(h) for h in range(v)]] = 1
-        self.max_hand = config.max_hand_size
-        self.pip_scale = float(config.highest_double * self.max_hand)
+        self.offsets = observation_layout(config).offsets  # a multi-hand game only appends the scores
+        self.low, self.high = config.tiles.low.astype(np.int64), config.tiles.high.astype(np.int64)
         self.in_pow = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
         self.off_pow = discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
 
@@ -108,69 +114,129 @@ class MoveFeatures:
     def __call__(self, observations: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> Moves:
         """The moves ``actions[k]`` of ``observations[rows[k]]`` (legal, never a draw: the tile drawn is
         unknown, so a draw has no after-state; it is always the only legal move)."""
-        after_vectors, ends_hand = afterstates(observations, actions, self.config, rows=rows)
-        before, after = self.layout.views(observations), self.layout.views(after_vectors)
-        columns = {**self._move(actions), **self._hand_after(after), **self._lines_after(before, after, rows, actions)}
-        columns.update(self._opponents(before, rows, columns["pips_left"]))
-        features = np.stack([columns[name] for name in FEATURES], axis=1)
-        return Moves(features, ends_hand, columns["pips_left"] * self.pip_scale)
+        after, ends_hand = afterstates(observations, actions, self.config, rows=rows)
+        features = np.zeros((actions.shape[0], len(FEATURES)))
+        pips_left = np.empty(actions.shape[0])
+        c = self.config
+        _write_features(np.ascontiguousarray(observations, dtype=np.int8), np.asarray(rows, dtype=np.int64),
+                        np.asarray(actions, dtype=np.int64), after, self.offsets, c.num_players, c.highest_double,
+                        c.max_hand_size, self.low, self.high, self.in_pow, self.off_pow, features, pips_left)
+        return Moves(features, ends_hand, pips_left)
 
-    def _move(self, actions: np.ndarray) -> dict[str, np.ndarray]:
-        """What the move is: the tile (none for a pass) and the line it goes on."""
-        is_pass = actions >= self.pass_action
-        tile, line = actions % self.t, actions // self.t
-        plays = ~is_pass
-        return {"bias": np.ones(actions.shape[0]),
-                "tile_pips": np.where(plays, self.pips[tile], 0.0) / (2 * self.config.highest_double),
-                "is_double": (plays & self.is_double[tile]).astype(np.float64),
-                "on_own_line": (plays & (line == 0)).astype(np.float64),
-                "on_other_line": (plays & (line > 0) & (line < self.n)).astype(np.float64),
-                "on_dummy": (plays & (line == self.n)).astype(np.float64),
-                "is_pass": is_pass.astype(np.float64)}
 
-    def _hand_after(self, after: ObservationViews) -> dict[str, np.ndarray]:
-        """My hand after the move and the best chain it can still lay on my own line."""
-        hand = np.ascontiguousarray(after["hand"])
-        own_open = after["open_values"][:, 0].argmax(axis=1).astype(np.int64)
-        k = hand.shape[0]
-        values, lengths, chain_pips = np.empty(k), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
-        best_chains(hand, own_open, self.low, self.high, self.in_pow, self.off_pow, MAX_LINE_LENGTH, values,
-                    lengths, chain_pips)
-        pips_left = hand @ self.pips
-        return {"pips_left": pips_left / self.pip_scale,
-                "tiles_left": hand.sum(axis=1) / self.max_hand,
-                "chain_value": values / self.pip_scale,
-                "chain_tiles": lengths / self.max_hand,
-                "off_chain_pips": (pips_left - chain_pips) / self.pip_scale,
-                "doubles_left_pips": hand @ self.double_pips / self.pip_scale}
+@njit(cache=True)
+def _write_features(observations: Any, rows: Any, actions: Any, after: Any, offsets: Any, n: int, highest: int,
+                    max_hand: int, low: Any, high: Any, in_pow: Any, off_pow: Any, out: Any, pips_left: Any) -> None:
+    """Row k of `out` (zeroed): the features of move ``actions[k]`` of ``observations[rows[k]]``,
+    whose after-state is ``after[k]``; ``pips_left[k]``: the pips the mover holds afterwards."""
+    positions = np.empty(MAX_LINE_LENGTH, dtype=np.int64)
+    for k in range(actions.shape[0]):
+        before, row = observations[rows[k]], out[k]
+        _move_columns(actions[k], n, low.shape[0], highest, low, high, row)
+        pips_left[k] = _hand_columns(after[k], offsets, highest, max_hand, low, high, in_pow, off_pow, positions,
+                                     row)
+        _line_columns(before, after[k], actions[k], offsets, n, highest, max_hand, low, high, row)
+        _opponent_columns(before, offsets, n, max_hand, row)
 
-    def _lines_after(self, before: ObservationViews, after: ObservationViews, rows: np.ndarray, actions: np.ndarray
-                     ) -> dict[str, np.ndarray]:
-        """Which lines are open to me, and to the others, after the move."""
-        n, k = self.n, actions.shape[0]
-        markers = after["markers"].astype(bool)
-        dummy_open = after["dummy_open"][:, 0].astype(bool)
-        open_to_me = np.concatenate([np.ones((k, 1), dtype=bool), markers[:, 1:], dummy_open[:, None]], axis=1)
-        open_values = after["open_values"]  # (k, n + 1, V) one-hot
-        values_open_to_me = (open_values * open_to_me[:, :, None]).any(axis=1)  # (k, V)
-        fits = values_open_to_me.astype(np.float64) @ self.has_value > 0  # (k, T)
-        playable = (after["hand"].astype(bool) & fits).sum(axis=1)
-        # the line played on: open to the others when it is the dummy, or its owner's marker is up
-        line = np.minimum(actions // self.t, n)
-        played_tile = actions < self.pass_action
-        open_to_others = np.where(line == n, True, markers[np.arange(k), np.minimum(line, n - 1)]) & played_tile
-        new_value = open_values[np.arange(k), line].argmax(axis=1)
-        seen = before["hand"][rows] + before["played"][rows].sum(axis=1) + before["hand_number"][rows] @ self.engine
-        fitting_unseen = ((1 - seen) * self.has_value[new_value]).sum(axis=1)
-        return {"playable_tiles": playable / self.max_hand,
-                "my_marker_up": markers[:, 0].astype(np.float64),
-                "feeds_others": open_to_others * fitting_unseen / (self.config.highest_double + 1),
-                "opens_dummy": (dummy_open & ~before["dummy_open"][rows, 0].astype(bool)).astype(np.float64)}
 
-    def _opponents(self, before: ObservationViews, rows: np.ndarray, pips_left: np.ndarray) -> dict[str, np.ndarray]:
-        """How many others' lines are open, and how close the others are to going out."""
-        fewest = before["hand_sizes"][rows, 1:].sum(axis=2).min(axis=1)
-        near_out = 1.0 / np.maximum(fewest, 1)
-        return {"markers_up": before["markers"][rows, 1:].mean(axis=1),
-                "opponent_near_out": near_out,
-                "pips_left_near_out": pips_left * near_out}
+@njit(cache=True)
+def _move_columns(action: int, n: int, t: int, highest: int, low: Any, high: Any, row: Any) -> None:
+    """What the move is: the tile (none for a pass) and the line it goes on."""
+    row[BIAS] = 1.0
+    if action >= (n + 1) * t:
+        row[IS_PASS] = 1.0
+        return
+    tile, line = action % t, action // t
+    row[TILE_PIPS] = (low[tile] + high[tile]) / (2.0 * highest)
+    row[IS_DOUBLE] = low[tile] == high[tile]
+    row[ON_OWN_LINE] = line == 0
+    row[ON_OTHER_LINE] = 0 < line < n
+    row[ON_DUMMY] = line == n
+
+
+@njit(cache=True)
+def _hand_columns(after: Any, offsets: Any, highest: int, max_hand: int, low: Any, high: Any, in_pow: Any,
+                  off_pow: Any, positions: Any, row: Any) -> float:
+    """My hand after the move and the best chain it can still lay on my own line; returns its pips."""
+    t = low.shape[0]
+    hand = np.empty(t, dtype=np.int64)
+    held = pips = double_pips = 0
+    for tile in range(t):
+        if after[offsets[HAND] + tile]:
+            hand[held] = tile
+            held += 1
+            pips += low[tile] + high[tile]
+            if low[tile] == high[tile]:
+                double_pips += low[tile] + high[tile]
+    own_open = np.argmax(after[offsets[OPEN_VALUES]:offsets[OPEN_VALUES] + highest + 1])  # line 0: mine
+    value, length = search_best_chain(hand[:held], own_open, low, high, in_pow, off_pow, MAX_LINE_LENGTH, positions)
+    chain_pips = 0
+    for i in range(length):
+        chain_pips += low[hand[positions[i]]] + high[hand[positions[i]]]
+    scale = float(highest * max_hand)
+    row[PIPS_LEFT] = pips / scale
+    row[TILES_LEFT] = held / max_hand
+    row[CHAIN_VALUE] = value / scale
+    row[CHAIN_TILES] = length / max_hand
+    row[OFF_CHAIN_PIPS] = (pips - chain_pips) / scale
+    row[DOUBLES_LEFT_PIPS] = double_pips / scale
+    return float(pips)
+
+
+@njit(cache=True)
+def _line_columns(before: Any, after: Any, action: int, offsets: Any, n: int, highest: int, max_hand: int,
+                  low: Any, high: Any, row: Any) -> None:
+    """Which lines are open to me, and to the others, after the move."""
+    t, v = low.shape[0], highest + 1
+    fits = np.zeros(v, dtype=np.bool_)  # values of the lines open to me: mine, marker-up lines, the open dummy
+    for line in range(n + 1):
+        if line == 0 or (line < n and after[offsets[MARKERS] + line]) or (line == n and after[offsets[DUMMY_OPEN]]):
+            fits[_open_value(after, offsets, line, v)] = True
+    playable = 0
+    for tile in range(t):
+        if after[offsets[HAND] + tile] and (fits[low[tile]] or fits[high[tile]]):
+            playable += 1
+    row[PLAYABLE_TILES] = playable / max_hand
+    row[MY_MARKER_UP] = after[offsets[MARKERS]]
+    row[OPENS_DUMMY] = after[offsets[DUMMY_OPEN]] == 1 and before[offsets[DUMMY_OPEN]] == 0
+    line = action // t
+    if line > n or not (line == n or after[offsets[MARKERS] + line]):  # a pass, or a line closed to the others
+        return
+    value = _open_value(after, offsets, line, v)
+    engine = double_index(np.argmax(before[offsets[HAND_NUMBER]:offsets[HAND_NUMBER] + v]), highest)
+    unseen = 0  # tiles I cannot see (not mine, not on the table, not the engine) that fit the new open value
+    for tile in range(t):
+        if (low[tile] == value or high[tile] == value) and tile != engine and not before[offsets[HAND] + tile] \
+                and not _on_table(before, offsets, n, t, tile):
+            unseen += 1
+    row[FEEDS_OTHERS] = unseen / v
+
+
+@njit(cache=True)
+def _opponent_columns(before: Any, offsets: Any, n: int, max_hand: int, row: Any) -> None:
+    """How many others' lines are open, and how close the others are to going out."""
+    up = 0
+    fewest = max_hand
+    for seat in range(1, n):
+        up += before[offsets[MARKERS] + seat]
+        held = 0
+        for j in range(max_hand):
+            held += before[offsets[HAND_SIZES] + seat * max_hand + j]
+        fewest = min(fewest, held)
+    row[MARKERS_UP] = up / (n - 1)
+    row[OPPONENT_NEAR_OUT] = 1.0 / max(fewest, 1)
+    row[PIPS_LEFT_NEAR_OUT] = row[PIPS_LEFT] * row[OPPONENT_NEAR_OUT]
+
+
+@njit(cache=True)
+def _open_value(vector: Any, offsets: Any, line: int, v: int) -> int:
+    start = offsets[OPEN_VALUES] + line * v
+    return int(np.argmax(vector[start:start + v]))
+
+
+@njit(cache=True)
+def _on_table(vector: Any, offsets: Any, n: int, t: int, tile: int) -> bool:
+    for line in range(n + 1):
+        if vector[offsets[PLAYED] + line * t + tile]:
+            return True
+    return False
