@@ -10,8 +10,8 @@ Needs the ``sb3`` (or ``examples``) extra. How the pieces fit, and why each is t
   at every reset, because the seat decides who holds the short hand and who moves first; a
   fixed seat would flatter or handicap the learner. Between two of its moves the other seats
   are played by random players, and the reward of a step is everything the learner earned in
-  between: minus its pips left when the hand ends, whoever ended it. That is what PPO's
-  one-agent bookkeeping needs (the AEC env pays a seat at whatever step the hand ends).
+  between: minus its pips left when the hand ends, whoever ended it. One seat, one stream of
+  steps and rewards: what a single-agent learner expects.
 - Masks: MaskablePPO calls the env's ``action_masks()`` before every step (through the
   ``Monitor`` wrapper, via ``get_wrapper_attr``), so it never plays an illegal move and its
   probabilities are spread over legal moves only. The saved model needs the mask again to act:
@@ -74,9 +74,9 @@ class PPOSettings:
 DEFAULT_STEPS = 100_000
 
 
-def make_env(opponents: str = "random") -> Monitor:
-    """The learner's view of the table: a random seat each hand, `opponents` in the other seats."""
-    return Monitor(SingleAgentEnv(opponents=opponents, num_players=4, highest_double=9))
+def make_env() -> Monitor:
+    """The learner's view of the table: a random seat each hand, random players in the other seats."""
+    return Monitor(SingleAgentEnv(opponents="random", num_players=4, highest_double=9))
 
 
 class ProgressLine(BaseCallback):
