@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("baselines.demo", "play one seeded hand between random players, shown as text"),
     "evaluate": ("baselines.evaluate", "evaluate policies against each other with rotated seats"),
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
+    "play": ("baselines.human", "play a game in the terminal against the shipped players"),
+    "replay": ("baselines.replay", "step through a game record, or write it as PNG frames or an animated GIF"),
     "train": ("baselines.train", "train a learning policy"),
 }
 

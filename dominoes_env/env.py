@@ -19,9 +19,10 @@ from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer, layout_table
-from dominoes_env.core.render import render_table
+from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.validation import as_integer
+from dominoes_env.rendering import RENDER_MODES, TableRenderer
 
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
 
@@ -89,6 +90,11 @@ class DominoesEnv(AECEnv):
 
     Randomness: only ``reset(seed=...)``; the same seed gives the same deals.
 
+    Rendering (``render_mode``): "ansi" returns the table as text, "human" prints it,
+    "rgb_array" returns a picture of it (an (H, W, 3) uint8 array, the same size all
+    episode; needs the ``image`` extra, pillow). ``render_hands`` says whose tiles are
+    shown: "mover" (the player to move, default), "all" (spectators, replays) or a seat.
+
     ``reset(seed=None, options=None)`` deals a new episode. ``options={"position": HandState}``
     starts it from a given position instead (analysis, tests, replays), with
     ``"hand_index"``, its number in the game (default N - h for engine (h|h)).
@@ -114,20 +120,21 @@ class DominoesEnv(AECEnv):
       its observations and its actions are exactly v0's.
     """
 
-    metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": RENDER_MODES, "is_parallelizable": False,
+                                "render_fps": 2}
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
                  render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
-                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
+                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder",
+                 render_hands: HandsShown = "mover") -> None:
         super().__init__()
         self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
                                   first_player=first_player)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
-        if render_mode is not None:
-            validation.choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.renderer = TableRenderer(self.config, self.num_hands, render_mode, render_hands)
         self.render_mode = render_mode
         self.observer = Observer(self.config, self.num_hands)
         self.possible_agents = [f"player_{seat}" for seat in range(self.config.num_players)]
@@ -262,24 +269,13 @@ class DominoesEnv(AECEnv):
         hand.legal_mask(out=self._mask)  # validates the next action and backs observe()
 
     # ------------------------------------------------------------------ display
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            import gymnasium
-            gymnasium.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        text = self.table_text()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def render(self) -> str | np.ndarray | None:
+        """The table: text ("ansi"), printed ("human", returns None), or a picture ("rgb_array")."""
+        return self.renderer.render(self.game)
 
     def table_text(self) -> str:
         """The text picture of the table that render() shows."""
-        if self.game is None:
-            return "(no game yet: call reset())"
-        game = self.game
-        scores = game.scores_before_hand if self.num_hands > 1 else None
-        return render_table(game.hand, game.hand_index, self.num_hands, scores)
+        return self.renderer.text(self.game)
 
     def layout_table(self) -> str:
         """The observation layout of this env as a Markdown index table."""
@@ -297,17 +293,18 @@ def _seeded(seed: int | None) -> tuple[np.random.Generator, int]:
 @renamed_keyword
 def raw_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
             *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
-            cover_doubles: bool = False, first_player: str = "engine_holder") -> DominoesEnv:
+            cover_doubles: bool = False, first_player: str = "engine_holder",
+            render_hands: HandsShown = "mover") -> DominoesEnv:
     """The bare environment (no PettingZoo wrappers): fastest, no order checks."""
     return DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
                        illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
-                       first_player=first_player)
+                       first_player=first_player, render_hands=render_hands)
 
 
 @renamed_keyword
 def env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
         *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
-        cover_doubles: bool = False, first_player: str = "engine_holder") -> AECEnv:
+        cover_doubles: bool = False, first_player: str = "engine_holder", render_hands: HandsShown = "mover") -> AECEnv:
     """The environment wrapped in PettingZoo's OrderEnforcingWrapper (the recommended entry point).
 
     Illegal actions are the env's own business (an IllegalActionError, or the penalty),
@@ -315,4 +312,5 @@ def env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, rende
     """
     return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_double, num_hands, render_mode,
                                                   reward=reward, illegal_action=illegal_action, boneyard=boneyard,
-                                                  cover_doubles=cover_doubles, first_player=first_player))
+                                                  cover_doubles=cover_doubles, first_player=first_player,
+                                                  render_hands=render_hands))

@@ -20,21 +20,23 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from dominoes_env.core.deprecation import renamed_keyword
+from dominoes_env.core.render import HandsShown
 from dominoes_env.env import DominoesEnv
 
 
 class DominoesParallelEnv(ParallelEnv):
     """The parallel view of :class:`~dominoes_env.env.DominoesEnv` (same arguments)."""
 
-    metadata = {"name": "dominoes_v1", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata = DominoesEnv.metadata
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
                  render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
-                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
+                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder",
+                 render_hands: HandsShown = "mover") -> None:
         self.aec = DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
                                illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
-                               first_player=first_player)
+                               first_player=first_player, render_hands=render_hands)
         self.possible_agents = list(self.aec.possible_agents)
         self.agents: list[str] = []
         self.render_mode = render_mode
@@ -84,7 +86,8 @@ class DominoesParallelEnv(ParallelEnv):
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         return {agent: self.aec.observe(agent) for agent in self.agents}
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The AEC env's render(): text ("ansi"), printed ("human"), or a picture ("rgb_array")."""
         return self.aec.render()
 
     def close(self) -> None:
@@ -98,8 +101,9 @@ class DominoesParallelEnv(ParallelEnv):
 @renamed_keyword
 def parallel_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
                  *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
-                 cover_doubles: bool = False, first_player: str = "engine_holder") -> DominoesParallelEnv:
+                 cover_doubles: bool = False, first_player: str = "engine_holder",
+                 render_hands: HandsShown = "mover") -> DominoesParallelEnv:
     """The game as a PettingZoo ParallelEnv (one agent moves per step; see the module docstring)."""
     return DominoesParallelEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
                                illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
-                               first_player=first_player)
+                               first_player=first_player, render_hands=render_hands)

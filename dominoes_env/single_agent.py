@@ -27,9 +27,10 @@ from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer
-from dominoes_env.core.render import render_table
+from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.state import HandState
+from dominoes_env.rendering import RENDER_MODES, TableRenderer
 
 OBSERVATION_MODES = ("vector", "dict")
 ILLEGAL_ACTION_MODES = ("penalize", "raise")
@@ -78,7 +79,10 @@ class SingleAgentEnv(gymnasium.Env):
             other checkers that send unmasked random actions run; "raise" raises
             :class:`~dominoes_env.IllegalActionError` and changes nothing. A value that is not
             an action of the space at all (a float, -1, too large) always raises.
-        render_mode: None, "ansi" or "human".
+        render_mode: None, "ansi" (text), "human" (printed) or "rgb_array" (a picture; the
+            ``image`` extra).
+        render_hands: whose tiles the picture shows: "mover" (default: the learner, whenever it
+            is to move), "all", or a seat number.
         boneyard, cover_doubles, first_player: the table rules (see
             :func:`dominoes_env.make_config`); the rule book's game by default.
 
@@ -87,14 +91,14 @@ class SingleAgentEnv(gymnasium.Env):
     which a hand ended, ``hand_scores``, ``game_scores`` and ``went_out``.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 2}
 
     @renamed_keyword
     def __init__(self, opponents: Opponents = "random", num_players: int = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize",
                  render_mode: str | None = None, boneyard: bool = False, cover_doubles: bool = False,
-                 first_player: str = "engine_holder") -> None:
+                 first_player: str = "engine_holder", render_hands: HandsShown = "mover") -> None:
         self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
                                   first_player=first_player)
         n = self.config.num_players
@@ -103,8 +107,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.observation_mode = validation.choice("observation", observation, OBSERVATION_MODES)
         self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
-        if render_mode is not None:
-            validation.choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.renderer = TableRenderer(self.config, self.num_hands, render_mode, render_hands)
         self.render_mode = render_mode
         self._opponents = opponents
         if not callable(opponents) or isinstance(opponents, str):
@@ -257,17 +260,9 @@ class SingleAgentEnv(gymnasium.Env):
         return {"seat": self.seat, "action_mask": self._mask.copy(), **self._finished}
 
     # ------------------------------------------------------------------ display
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        game = self._game
-        scores = game.scores_before_hand if self.num_hands > 1 else None
-        text = render_table(game.hand, game.hand_index, self.num_hands, scores) + f"\n(learner: player_{self.seat})"
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def render(self) -> str | np.ndarray | None:
+        """The table: text ("ansi"), printed ("human", returns None), or a picture ("rgb_array")."""
+        return self.renderer.render(self.game, note=f"(learner: player_{self.seat})")
 
 
 def _opponent_list(opponents: Any, num_players: int) -> list[Opponent]:

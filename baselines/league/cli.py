@@ -18,7 +18,15 @@ from baselines import options
 from baselines.league.ratings import rate
 from baselines.league.report import text_table, write_report
 from baselines.league.results import GameRecord, read_results, results_path
-from baselines.league.runner import BACKENDS, MAX_GAMES, MAX_WORKERS, count_recorded, default_workers, run_league
+from baselines.league.runner import (
+    BACKENDS,
+    MAX_GAMES,
+    MAX_WORKERS,
+    count_recorded,
+    default_workers,
+    game_record_path,
+    run_league,
+)
 from baselines.league.spec import (
     DEFAULT_COPIES,
     DEFAULT_POLICIES,
@@ -60,6 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"cores, {default_workers()} here)")
     parser.add_argument("--ray-address", default=None,
                         help="Ray cluster to join with --backend ray (default: start a local instance)")
+    parser.add_argument("--record-games", metavar="DIR", default=None,
+                        help="also write every game played as a game record (every move) into DIR, "
+                             "game_00000012.json for game 12; see dominoes replay")
     parser.add_argument("--rate-only", metavar="DIR", default=None,
                         help="play nothing: recompute the table and plots from DIR/results.jsonl")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -116,9 +127,15 @@ def _play(args: argparse.Namespace) -> str:
 
     start = time.perf_counter()
     try:
-        run_league(spec, games, args.out, args.backend, workers, args.ray_address, on_game=record_played)
+        records = run_league(spec, games, args.out, args.backend, workers, args.ray_address, on_game=record_played,
+                             record_dir=args.record_games)
     finally:
         bar.close()
+    if args.record_games is not None:
+        unrecorded = sum(not game_record_path(args.record_games, record.game).is_file() for record in records)
+        if unrecorded:
+            print(f"note: {unrecorded} games played before --record-games have no game record in "
+                  f"{args.record_games}", file=sys.stderr)
     seconds = time.perf_counter() - start
     if played:
         hands = played * spec.hands_per_game

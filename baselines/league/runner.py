@@ -12,6 +12,9 @@ Every backend returns chunks in game order and the runner writes them in that or
 the results file is byte-for-byte the same whatever the backend, the number of workers or
 the interruptions. A game a worker finished while an earlier one was still running is
 played again after a kill; it is deterministic, so nothing changes but the time spent.
+With a record directory, each game's record (every move; see :mod:`dominoes_env.records`)
+is written there, atomically, before its results line: every game in the results file has
+its record, even after a killed run.
 """
 
 from __future__ import annotations
@@ -22,19 +25,21 @@ import sys
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
+from pathlib import Path
 
-from baselines.league.games import play_games
+from baselines.league.games import PlayedGame, play_games
 from baselines.league.results import GameRecord, open_results, results_path
 from baselines.league.spec import LeagueError, LeagueSpec
 from baselines.registry import importable_current_directory
 from dominoes_env.core import validation
+from dominoes_env.records import write_record
 
 BACKENDS = ("local", "ray")
 MAX_CHUNK = 16  # games per task: large enough to hide the hand-out cost, small enough to balance
 MAX_GAMES = 10_000_000  # about a day of the default league on two cores
 MAX_WORKERS = 1024
 
-ChunkSource = Generator[list[GameRecord], None, None]
+ChunkSource = Generator[list[PlayedGame], None, None]
 
 
 def default_workers() -> int:
@@ -47,7 +52,8 @@ def default_workers() -> int:
 
 def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend: str = "local",
                workers: int | None = None, ray_address: str | None = None,
-               on_game: Callable[[GameRecord], None] | None = None) -> tuple[GameRecord, ...]:
+               on_game: Callable[[GameRecord], None] | None = None,
+               record_dir: str | os.PathLike | None = None) -> tuple[GameRecord, ...]:
     """Play games 0..games-1 of `spec` into ``out_dir/results.jsonl``, skipping recorded ones.
 
     Args:
@@ -58,6 +64,8 @@ def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend
         workers: processes (local) or Ray CPUs of a local instance; default: all cores.
         ray_address: a Ray cluster to join (backend "ray"); None starts a local instance.
         on_game: called after each game is recorded (progress display).
+        record_dir: if given, each game played is also written there as a game record,
+            ``game_00000012.json`` for game 12 (games recorded before are not played again).
 
     Returns:
         Every recorded game of the league, in game order.
@@ -72,23 +80,43 @@ def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend
                                      1, MAX_WORKERS)
     except ValueError as error:
         raise LeagueError(str(error)) from None
+    records = None if record_dir is None else _record_directory(record_dir)
     recorded, writer = open_results(out_dir, spec)
     done = {record.game for record in recorded}
     missing = [game for game in range(games) if game not in done]
     played: list[GameRecord] = []
     search_path = (importable_current_directory(),)  # where the parent resolved import-path policies
-    source = _chunk_source(backend, spec, _chunks(missing, workers), workers, ray_address, search_path)
+    source = _chunk_source(backend, spec, _chunks(missing, workers), workers, ray_address, search_path,
+                           records is not None)
     with writer, closing(source):  # closing stops the workers at once if recording fails or is interrupted
         for chunk in _reported(source):
-            for record in chunk:
-                writer.append(record)
-                played.append(record)
+            for game in chunk:
+                if records is not None and game.record is not None:
+                    write_record(game.record, game_record_path(records, game.result.game))
+                writer.append(game.result)
+                played.append(game.result)
                 if on_game is not None:
-                    on_game(record)
+                    on_game(game.result)
     return tuple(sorted((*recorded, *played), key=lambda record: record.game))
 
 
-def _reported(source: ChunkSource) -> Iterator[list[GameRecord]]:
+def game_record_path(record_dir: str | os.PathLike, game: int) -> Path:
+    """Where ``run_league(..., record_dir=...)`` writes the record of game number `game`."""
+    return Path(record_dir) / f"game_{game:08d}.json"
+
+
+def _record_directory(record_dir: str | os.PathLike) -> Path:
+    directory = Path(record_dir)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not os.access(directory, os.W_OK):
+            raise PermissionError(f"no permission to write into {directory}")
+    except OSError as error:
+        raise LeagueError(f"cannot write game records into {str(record_dir)!r}: {error}") from None
+    return directory
+
+
+def _reported(source: ChunkSource) -> Iterator[list[PlayedGame]]:
     """The chunks of `source`; a worker's failure (Ray wraps it with its traceback) becomes one
     LeagueError line. Every game recorded before it stays in the file."""
     while True:
@@ -125,17 +153,17 @@ def _chunks(games: Sequence[int], workers: int) -> list[list[int]]:
 
 
 def _chunk_source(backend: str, spec: LeagueSpec, chunks: list[list[int]], workers: int,
-                  ray_address: str | None, search_path: tuple[str, ...]) -> ChunkSource:
+                  ray_address: str | None, search_path: tuple[str, ...], record_games: bool) -> ChunkSource:
     if backend == "ray":
-        return _ray_chunks(spec, chunks, workers, ray_address, search_path)
+        return _ray_chunks(spec, chunks, workers, ray_address, search_path, record_games)
     if workers == 1 or len(chunks) <= 1:
-        return _in_process_chunks(spec, chunks)
-    return _pool_chunks(spec, chunks, workers, search_path)
+        return _in_process_chunks(spec, chunks, record_games)
+    return _pool_chunks(spec, chunks, workers, search_path, record_games)
 
 
-def _in_process_chunks(spec: LeagueSpec, chunks: list[list[int]]) -> ChunkSource:
+def _in_process_chunks(spec: LeagueSpec, chunks: list[list[int]], record_games: bool) -> ChunkSource:
     for chunk in chunks:
-        yield play_games(spec, chunk)
+        yield play_games(spec, chunk, record_games=record_games)
 
 
 def start_method() -> str:
@@ -146,12 +174,13 @@ def start_method() -> str:
     return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
 
 
-def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, search_path: tuple[str, ...]) -> ChunkSource:
+def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, search_path: tuple[str, ...],
+                 record_games: bool) -> ChunkSource:
     import multiprocessing
 
     context = multiprocessing.get_context(start_method())
     with context.Pool(min(workers, len(chunks)), initializer=_init_worker) as pool:
-        yield from pool.imap(_play_chunk, [(spec, chunk, search_path) for chunk in chunks])
+        yield from pool.imap(_play_chunk, [(spec, chunk, search_path, record_games) for chunk in chunks])
 
 
 def _init_worker() -> None:
@@ -159,13 +188,13 @@ def _init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _play_chunk(task: tuple[LeagueSpec, list[int], tuple[str, ...]]) -> list[GameRecord]:
-    spec, games, search_path = task
-    return play_games(spec, games, search_path)
+def _play_chunk(task: tuple[LeagueSpec, list[int], tuple[str, ...], bool]) -> list[PlayedGame]:
+    spec, games, search_path, record_games = task
+    return play_games(spec, games, search_path, record_games)
 
 
 def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address: str | None,
-                search_path: tuple[str, ...]) -> ChunkSource:
+                search_path: tuple[str, ...], record_games: bool) -> ChunkSource:
     try:
         import ray
     except ImportError:
@@ -183,7 +212,7 @@ def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address
         pending = iter(chunks)
         window = 4 * max(1, int(ray.cluster_resources().get("CPU", workers)))
         for chunk in pending:
-            in_flight.append(remote_play.remote(spec_ref, chunk, search_path))  # type: ignore[call-arg]
+            in_flight.append(remote_play.remote(spec_ref, chunk, search_path, record_games))  # type: ignore[call-arg]
             if len(in_flight) >= window:
                 yield ray.get(in_flight.popleft())
         while in_flight:

@@ -29,10 +29,7 @@ def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) ->
     It is :meth:`HandState.deal` (the same draw from `rng`), read back as hands: with a
     boneyard, the hands after the engine was drawn.
     """
-    hand = HandState.deal(config, hand_index, rng)
-    holder = int(hand.state[rules.ENGINE_HOLDER])
-    engine = config.tiles.double(hand.engine_value)
-    return [sorted(hand.hand(seat) + ([engine] if seat == holder else [])) for seat in range(config.num_players)]
+    return HandState.deal(config, hand_index, rng).starting_deal()[0]
 
 
 @cache
@@ -259,6 +256,21 @@ class HandState:
             self.state[rules.HAND_OVER] = 1
         elif rules.is_blocked(self.state, self._tiles.tiles_with_value):
             self.state[rules.HAND_OVER] = 1
+
+    def starting_deal(self) -> tuple[list[list[int]], list[int]]:
+        """The deal this hand started from, for :meth:`from_deal`: each seat's tiles ascending (the
+        engine with its holder) and the boneyard in draw order.
+
+        Raises:
+            ValueError: a move has been played, or the position was built by hand
+                (:meth:`from_position`), so no deal is known.
+        """
+        holder = int(self.state[rules.ENGINE_HOLDER])
+        if holder < 0 or self.num_moves:
+            raise ValueError("only a hand dealt (deal, from_deal) with no move played yet has a known deal")
+        engine = self._tiles.double(self.engine_value)
+        seats = range(self.config.num_players)
+        return [sorted(self.hand(seat) + ([engine] if seat == holder else [])) for seat in seats], self.boneyard
 
     def copy(self) -> HandState:
         """An independent copy (one array copy)."""

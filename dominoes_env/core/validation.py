@@ -63,7 +63,7 @@ def integer(name: str, value: object, minimum: int | None = None, maximum: int |
     if number is None or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
         bounds = _range_text(minimum, maximum)
         what = f"an integer {bounds}".rstrip() + (f" ({allowed})" if allowed else "")
-        raise ValueError(f"{name} must be {what}, got {_shown(value)}")
+        raise ValueError(f"{name} must be {what}, got {shown(value)}")
     return number
 
 
@@ -95,7 +95,7 @@ def real(name: str, value: object, minimum: float | None = None, maximum: float 
         else:
             bounds = ""
         what = f"a finite number {bounds}".rstrip() + (f" ({allowed})" if allowed else "")
-        raise ValueError(f"{name} must be {what}, got {_shown(value)}")
+        raise ValueError(f"{name} must be {what}, got {shown(value)}")
     assert number is not None
     return number
 
@@ -108,7 +108,7 @@ def choice(name: str, value: object, allowed: Iterable[str]) -> str:
     """
     options = list(allowed)
     if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{name}={_shown(value)} is not supported; choose one of {options}")
+        raise ValueError(f"{name}={shown(value)} is not supported; choose one of {options}")
     return value
 
 
@@ -123,10 +123,10 @@ def flag(name: str, value: object) -> bool:
     """A yes/no option: only ``True``, ``False`` (or NumPy booleans) are accepted."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{name} must be True or False, got {_shown(value)}")
+    raise ValueError(f"{name} must be True or False, got {shown(value)}")
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A short readable form of a refused value (long reprs are cut)."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
