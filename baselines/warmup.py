@@ -27,6 +27,7 @@ import numpy as np
 import dominoes_env
 from baselines.play import play_game
 from baselines.specs import PolicySpec
+from baselines.threads import single_threaded_torch
 from dominoes_env.core import HandState, rules
 from dominoes_env.core.config import GameConfig
 
@@ -88,22 +89,3 @@ def _announced_if_slow(announce: Callable[[], None] | None, after_seconds: float
     finally:
         if timer is not None:
             timer.cancel()
-
-
-@contextmanager
-def single_threaded_torch() -> Iterator[None]:
-    """Run torch-based policies (a user's trained model) on one thread while playing.
-
-    Their forward passes are tiny; torch's intra-op threads only fight the other workers
-    (measured here: a game took 40x longer with 2 threads on a busy machine). The
-    caller's setting is restored afterwards. Nothing happens when torch is not imported.
-    """
-    torch = sys.modules.get("torch")
-    threads = torch.get_num_threads() if torch is not None else 1
-    if torch is not None and threads > 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if torch is not None and threads > 1:
-            torch.set_num_threads(threads)

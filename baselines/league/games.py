@@ -18,7 +18,7 @@ from baselines.league.results import GameRecord
 from baselines.league.schedule import plan_game
 from baselines.league.spec import LeagueError, LeagueSpec
 from baselines.play import play_game
-from baselines.warmup import single_threaded_torch
+from baselines.threads import single_threaded_torch
 from dominoes_env.records import RecordedGame, RecordGames
 
 

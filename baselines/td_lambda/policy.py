@@ -28,6 +28,7 @@ from baselines.td_lambda.checkpoint import (
 )
 from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures, make_features
+from baselines.threads import one_blas_thread
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import afterstates, legal_afterstates
 from dominoes_env.core.config import GameConfig, describe_table
@@ -55,12 +56,13 @@ class NumpyValue:
         self.w_out, self.b_out = np.ascontiguousarray(p["w_out"].T), p["b_out"].copy()
 
     def predict(self, features: np.ndarray) -> np.ndarray:
-        """(K, input_size) float32 -> (K,) predicted final pips."""
+        """(K, input_size) float32 -> (K,) predicted final pips (on one BLAS thread: see baselines.threads)."""
         x = features
-        for weight, bias, norm_weight, norm_bias in self.hidden:
-            x = x @ weight
-            _relu_layer_norm(x, bias, norm_weight, norm_bias)
-        return (x @ self.w_out + self.b_out)[..., 0]
+        with one_blas_thread():
+            for weight, bias, norm_weight, norm_bias in self.hidden:
+                x = x @ weight
+                _relu_layer_norm(x, bias, norm_weight, norm_bias)
+            return (x @ self.w_out + self.b_out)[..., 0]
 
 
 @njit(cache=True)

@@ -91,10 +91,14 @@ def split_state(state):
 @njit(cache=True, inline="always")
 def pile_of(state):
     """The boneyard's slots (a view): the tiles still face down are pile[:state[PILE_COUNT]]."""
-    n = state[NUM_PLAYERS]
-    t = state[NUM_TILES]
-    start = HEADER_SIZE + 3 * t + (n + 1) + 4 * n
-    return state[start:start + t]
+    start = pile_start(state[NUM_PLAYERS], state[NUM_TILES])
+    return state[start:start + state[NUM_TILES]]
+
+
+@njit(cache=True)
+def pile_start(num_players, num_tiles):
+    """Where the boneyard's slots start in a state (after the tiles' and the seats' blocks)."""
+    return HEADER_SIZE + 3 * num_tiles + (num_players + 1) + 4 * num_players
 
 
 @njit(cache=True, inline="always")

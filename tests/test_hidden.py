@@ -1,0 +1,171 @@
+"""The hidden-information kit: sound facts (the truth always agrees), samples that agree with them and
+with what the player sees, uniform over the agreeing deals, and positions a search can play forward."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+from test_invariants import RULE_IDS, RULE_SETS
+
+import dominoes_env
+from baselines.registry import make_policy
+from dominoes_env.core import rules
+from dominoes_env.core.hidden import (
+    BONEYARD,
+    HandKnowledge,
+    KnowledgeTracker,
+    sample_deals,
+    sampled_positions,
+    sampled_states,
+)
+
+
+def true_places(env, seat: int, knowledge: HandKnowledge) -> np.ndarray:
+    """Where each hidden tile really is, in the player's frame (seat k = the k-th after it; -1 boneyard)."""
+    config = env.game.config
+    owner = env.game.hand.state[rules.HEADER_SIZE:rules.HEADER_SIZE + config.num_tiles]
+    return np.array([BONEYARD if owner[tile] == rules.IN_BONEYARD else (owner[tile] - seat) % config.num_players
+                     for tile in knowledge.hidden])
+
+
+def decisions(num_players, highest, games, policy="greedy", **table_rules):
+    """(env, seat, observation, knowledge) at every decision of `games` seeded games, every seat tracked."""
+    env = dominoes_env.raw_env(num_players, highest, num_hands=2, **table_rules)
+    for game in range(games):
+        env.reset(seed=game)
+        config = env.game.config
+        trackers = [KnowledgeTracker(config) for _ in range(num_players)]
+        players = [make_policy(policy, config, seed=game * 10 + seat) for seat in range(num_players)]
+        hand_index = env.game.hand_index
+        for agent in env.agent_iter():
+            observation, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            if env.game.hand_index != hand_index:  # a policy is reset at each hand, and so is its tracker
+                hand_index = env.game.hand_index
+                for tracker in trackers:
+                    tracker.reset()
+            seat = env.possible_agents.index(agent)
+            knowledge = trackers[seat].observe(observation["observation"])
+            yield env, seat, observation, knowledge
+            env.step(players[seat].act(observation["observation"], observation["action_mask"]))
+
+
+TABLES = [(4, 9, {}), (3, 6, {}), (2, 6, {}), (6, 12, {}), (8, 12, {}),
+          *[(4, 9, rules) for rules in RULE_SETS if rules]]
+TABLE_IDS = ["4p-d9", "3p-d6", "2p-d6", "6p-d12", "8p-d12", *[f"4p-d9-{i}" for r, i in zip(RULE_SETS, RULE_IDS) if r]]
+
+
+@pytest.mark.parametrize("num_players, highest, table_rules", TABLES, ids=TABLE_IDS)
+def test_the_truth_always_agrees_and_samples_agree_with_what_the_player_sees(num_players, highest, table_rules):
+    check_soundness(num_players, highest, table_rules, games=4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players, highest, table_rules", TABLES, ids=TABLE_IDS)
+def test_soundness_over_thousands_of_positions(num_players, highest, table_rules):
+    assert check_soundness(num_players, highest, table_rules, games=60) > 1000
+
+
+def check_soundness(num_players, highest, table_rules, games) -> int:
+    rng = np.random.default_rng(0)
+    counted = facts = 0
+    for env, seat, observation, knowledge in decisions(num_players, highest, games, **table_rules):
+        counted += 1
+        facts += int(knowledge.forbidden.sum())
+        assert knowledge.agrees(true_places(env, seat, knowledge))  # every fact the sampler uses is true
+        assert not knowledge.forbidden[0].any()
+        n = num_players
+        assert knowledge.hidden.shape[0] == knowledge.hand_sizes[1:].sum() + knowledge.boneyard
+        deals = sample_deals(knowledge, rng, 3)
+        for deal in deals:
+            assert knowledge.agrees(deal)
+        for deal, state in zip(deals, sampled_states(knowledge, deals, rng)):
+            position = dominoes_env.HandState(knowledge.config, state)
+            assert position.current_player == 0
+            assert position.hand(0) == np.flatnonzero(knowledge.observation[:knowledge.config.num_tiles]).tolist()
+            for k in range(1, n):  # the sample's hands hold hidden tiles only, of the observed sizes
+                assert sorted(position.hand(k)) == knowledge.hidden[deal == k].tolist()
+                assert len(position.hand(k)) == knowledge.hand_sizes[k]
+            assert sorted(position.boneyard) == knowledge.hidden[deal == BONEYARD].tolist()
+            # the sampled position is the player's own: the same observation and legal moves
+            np.testing.assert_array_equal(dominoes_env.core.Observer(knowledge.config).encode(position.state, 0),
+                                          knowledge.observation)
+            np.testing.assert_array_equal(position.legal_mask(), observation["action_mask"])
+    assert counted > 50 and facts > 0
+    return counted
+
+
+def test_positions_play_forward_with_every_rule():
+    rng = np.random.default_rng(1)
+    for *_, knowledge in decisions(4, 9, 3, boneyard=True, cover_doubles=True):
+        for position in sampled_positions(knowledge, rng, 2):
+            while not position.is_over:
+                legal = position.legal_actions()
+                position.apply(int(legal[rng.integers(legal.shape[0])]))
+            assert position.scores().shape == (4,)
+
+
+def consistent_deals(knowledge: HandKnowledge) -> list[tuple[int, ...]]:
+    """Every deal of the hidden tiles that agrees with the facts, by brute force."""
+    n = knowledge.config.num_players
+    places = [*range(1, n), BONEYARD]
+    sizes = [*knowledge.hand_sizes[1:].tolist(), knowledge.boneyard]
+    deals = []
+    tiles = range(knowledge.hidden.shape[0])
+
+    def fill(place_index, left, deal):
+        if place_index == len(places) - 1:
+            for tile in left:
+                deal[tile] = places[-1]
+            if knowledge.agrees(np.array(deal)):
+                deals.append(tuple(deal))
+            return
+        for chosen in itertools.combinations(left, sizes[place_index]):
+            for tile in chosen:
+                deal[tile] = places[place_index]
+            fill(place_index + 1, [t for t in left if t not in chosen], deal)
+
+    fill(0, list(tiles), [0] * knowledge.hidden.shape[0])
+    return deals
+
+
+@pytest.mark.parametrize("num_players, table_rules", [(3, {}), (2, {"boneyard": True}), (3, {"boneyard": True})])
+def test_samples_are_uniform_over_the_agreeing_deals(num_players, table_rules):
+    """On double-six tables, at positions where a pass has ruled deals out and the agreeing deals
+    can be listed, the samples' frequencies match a uniform draw (chi-square at a fixed seed)."""
+    rng = np.random.default_rng(7)
+    tested = 0
+    for *_, knowledge in decisions(num_players, 6, 40, policy="random", **table_rules):
+        if not knowledge.forbidden.any() or knowledge.hidden.shape[0] > 12:
+            continue
+        deals = consistent_deals(knowledge)
+        everything = len(list(itertools.combinations(range(knowledge.hidden.shape[0]),
+                                                     int(knowledge.hand_sizes[1]))))
+        if not 4 <= len(deals) <= 300 or len(deals) == everything:
+            continue
+        draws = 40 * len(deals)
+        counts = Counter(map(tuple, sample_deals(knowledge, rng, draws).tolist()))
+        assert set(counts) <= set(deals)  # never a deal that breaks a fact
+        observed = [counts[deal] for deal in deals]
+        assert chisquare(observed).pvalue > 1e-3
+        tested += 1
+        if tested == 4:
+            break
+    assert tested >= 2
+
+
+def test_a_tracker_that_misses_observations_is_told_so_when_nothing_agrees():
+    tracker = KnowledgeTracker(dominoes_env.make_config(2, 6))
+    env = dominoes_env.raw_env(2, 6)
+    env.reset(seed=3)
+    knowledge = tracker.observe(env.observe(env.agent_selection)["observation"])
+    impossible = HandKnowledge(knowledge.config, knowledge.observation, knowledge.hidden, knowledge.hand_sizes,
+                               knowledge.boneyard, np.ones_like(knowledge.forbidden))
+    with pytest.raises(RuntimeError, match="no deal agrees with the facts"):
+        sample_deals(impossible, np.random.default_rng(0), 1)
