@@ -1,0 +1,5 @@
+"""The look-ahead player of seed 004: sampled worlds played forward, scored by a learned evaluation."""
+
+from baselines.lookahead.policy import LookaheadPolicy
+
+__all__ = ["LookaheadPolicy"]

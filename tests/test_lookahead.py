@@ -1,0 +1,133 @@
+"""The lookahead policy: legal moves always, its search's pieces, and what one sample at depth 0 reduces to."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_invariants import RULE_IDS, RULE_SETS
+
+import dominoes_env
+from baselines.evaluate import evaluate
+from baselines.lookahead.features import FEATURE_NAMES, NUM_FEATURES, features_of_states
+from baselines.lookahead.policy import LookaheadPolicy
+from baselines.lookahead.search import first_minimum_per_run, others_move
+from baselines.lookahead.weights import LookaheadWeights
+from baselines.registry import make_policy
+from dominoes_env import HandState, make_config
+from dominoes_env.core import rules
+
+PRIOR = np.zeros(NUM_FEATURES)
+PRIOR[FEATURE_NAMES.index("pips_held")] = 50.0  # "I will end with the pips I hold now": a plain prior
+
+
+def weights_for(config, w=PRIOR) -> LookaheadWeights:
+    return LookaheadWeights(config, np.asarray(w, dtype=np.float64))
+
+
+@pytest.mark.parametrize("rules_set", RULE_SETS, ids=RULE_IDS)
+def test_it_only_ever_plays_legal_moves(rules_set):
+    config = make_config(4, 9, **rules_set)
+    player = LookaheadPolicy(config, seed=0, samples=4, weights=weights_for(config))
+    result = evaluate([player, "greedy", "random", "double"], num_hands=8, seed=3, **rules_set)
+    assert result.policies[0].hands == 8  # the harness's env raises on an illegal move
+
+
+def test_other_tables_and_the_td_evaluation():
+    for config in (make_config(2, 6), make_config(6, 12), make_config(3, 12, boneyard=True)):
+        evaluate([LookaheadPolicy(config, seed=1, samples=3, depth=2, weights=weights_for(config))] +
+                 ["greedy"] * (config.num_players - 1), num_hands=config.num_players, seed=0,
+                 num_players=config.num_players, highest_double=config.highest_double, boneyard=config.boneyard)
+    td = make_policy("lookahead", 4, 9, evaluation="td_lambda", samples=4)
+    assert evaluate([td, "greedy", "greedy", "greedy"], num_hands=4, seed=0).policies[0].hands == 4
+
+
+def test_one_sample_at_depth_zero_plays_what_the_evaluation_alone_prefers():
+    """With depth 0 a move's score is the value of its after-state, which the hidden tiles do not
+    change: the TD evaluation then makes it td_lambda itself (window 0: no random choice)."""
+    looker = make_policy("lookahead", 4, 9, seed=0, samples=1, depth=0, window=0.0, evaluation="td_lambda")
+    td = make_policy("td_lambda", 4, 9)
+    env = dominoes_env.raw_env(4, 9)
+    compared = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        looker.reset()
+        for agent in env.agent_iter():
+            observation, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            if env.possible_agents.index(agent) == 0:
+                action = looker.act(observation["observation"], observation["action_mask"])
+                assert action == td.act(observation["observation"], observation["action_mask"])
+                compared += observation["action_mask"].sum() > 1
+            else:
+                action = td.act(observation["observation"], observation["action_mask"])
+            env.step(action)
+    assert compared > 30
+
+
+def test_linear_evaluation_alone_at_depth_zero():
+    config = make_config(4, 9)
+    weights = np.random.default_rng(0).normal(size=NUM_FEATURES)
+    looker = LookaheadPolicy(config, seed=0, samples=1, depth=0, window=0.0, weights=weights_for(config, weights))
+    env = dominoes_env.raw_env(4, 9)
+    env.reset(seed=2)
+    observation = env.observe(env.agent_selection)
+    legal = np.flatnonzero(observation["action_mask"])
+    seat = env.possible_agents.index(env.agent_selection)
+    after = []
+    for action in legal:  # the true position (any hidden deal gives the same features and values)
+        position = env.game.hand.copy()
+        position.apply(int(action))
+        after.append(position.state)
+    values = looker.evaluation.features(np.stack(after), seat) @ weights
+    assert looker.act(observation["observation"], observation["action_mask"]) == legal[np.argmin(values)]
+
+
+def test_features_on_a_hand_written_position():
+    config = make_config(4, 6)
+    tiles = config.tiles
+    hand = [tiles.index(1, 6), tiles.index(3, 3), tiles.index(2, 5)]
+    position = HandState.from_position(config, [hand, [tiles.index(0, 1)], [tiles.index(0, 2)], []], engine_value=6,
+                                       lines={2: [tiles.index(5, 6)]}, markers=[2, 0])
+    (features,) = features_of_states(position.state[None], 0, tiles.low, tiles.high, np.ones(7), np.ones(7))
+    named = dict(zip(FEATURE_NAMES, features))
+    assert named["pips_held"] == pytest.approx((7 + 6 + 7) / 50)
+    assert named["tiles_held"] == pytest.approx(0.3) and named["doubles_held"] == pytest.approx(1 / 3)
+    assert named["playable_on_my_line"] == pytest.approx(1 / 5)  # (1|6) fits my line's 6
+    assert named["playable_elsewhere"] == pytest.approx(1 / 5)  # (2|5) fits seat 2's line (marker up, open at 5)
+    assert named["stranded_pips"] == pytest.approx(6 / 50)  # (3|3) fits nowhere
+    assert named["my_marker_up"] == 1 and named["others_markers_up"] == pytest.approx(1 / 3)
+    assert named["fewest_tiles_of_others"] == 0 and named["others_about_to_go_out"] == 1  # seat 3 holds nothing
+    assert named["turns_until_i_move"] == 0 and named["dummy_open"] == 0
+
+
+def test_the_search_moves_the_other_seats_until_the_player_is_to_move():
+    env = dominoes_env.raw_env(4, 9)
+    env.reset(seed=5)
+    state = env.game.hand.copy()
+    tiles = env.game.config.tiles
+    legal = state.legal_actions()
+    state.apply(int(legal[0]))
+    states = np.stack([state.state] * 3)
+    others_move(states, 0, tiles.low, tiles.high, tiles.tiles_with_value, np.random.default_rng(0))
+    assert all(s[rules.HAND_OVER] == 1 or s[rules.CURRENT_PLAYER] == 0 for s in states)
+    assert (states == states[0]).all()  # the greedy rollout is deterministic
+
+
+def test_first_minimum_per_run_is_argmin_of_each_run():
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 6, size=50)
+    values = rng.integers(0, 4, size=counts.sum()).astype(float)
+    starts = np.cumsum(counts) - counts
+    expected = [start + int(np.argmin(values[start:start + count])) for start, count in zip(starts, counts)]
+    assert first_minimum_per_run(values, counts).tolist() == expected
+
+
+@pytest.mark.parametrize("kwargs, message", [({"samples": 0}, "samples must be"), ({"depth": -1}, "depth must be"),
+                                             ({"evaluation": "magic"}, "evaluation"), ({"rollout": "x"}, "rollout"),
+                                             ({"epsilon": 2}, "epsilon"),
+                                             ({"evaluation": "td_lambda", "weights": "w.json"}, "weights= is")])
+def test_bad_parameters_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_policy("lookahead", 4, 9, **kwargs)
