@@ -2,12 +2,13 @@
 
     dominoes train td-lambda --hands 200000 --checkpoint-dir runs/td
     dominoes train sarsa --hands 40000 --checkpoint-dir runs/sarsa
+    dominoes train lookahead --hands 12000 --checkpoint-dir runs/lookahead
 
 Each learner (:data:`LEARNERS`) brings its configuration class, whose fields are its options
 (flag, help and default come from the dataclass: :mod:`baselines.learning.options`), the
 function that trains and saves it, the columns of its log and its default output directory.
 Every run writes into its checkpoint directory: the final weights (``td_lambda.safetensors``,
-``linear_sarsa.json``; ``latest.*`` after every evaluation), ``log.csv`` (one row per
+``linear_sarsa.json``, ``lookahead.json``; ``latest.*`` after every evaluation), ``log.csv`` (one row per
 learning chunk and per evaluation), and ``learning_curve.png`` (own mean pips per hand
 against the opponents' over training). An evaluation row is the shared harness's
 (:func:`baselines.evaluate.evaluate`): ``win_rate`` is its ``won``, the share of hands won
@@ -112,6 +113,25 @@ def _train_sarsa(config: Any, args: argparse.Namespace, recorder: RunRecorder) -
     return f"weights {final}"
 
 
+def _train_lookahead(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
+    """The look-ahead's evaluation: a JSON weights file (numpy only)."""
+    from baselines.lookahead import learner, weights
+
+    config.check_opponents()
+    initial = None
+    if args.init_checkpoint is not None:
+        try:
+            initial = weights.load_weights(args.init_checkpoint, expected=config.game)
+        except ValueError as error:
+            raise ValueError(f"--init-checkpoint: {error}") from None
+    recorder.start(lambda path, trained, info: weights.save_weights(
+        path, weights.LookaheadWeights(trained.w, config, info)), "latest.json")
+    trained = recorder.run(lambda log: learner.train(config, log, initial))
+    info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
+    final = weights.save_weights(recorder.out / "lookahead.json", weights.LookaheadWeights(trained.w, config, info))
+    return f"weights {final}"
+
+
 _COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error")
 LEARNERS: dict[str, Learner] = {
     "td-lambda": Learner("td_lambda", "TD(lambda) after-state value network (needs torch)",
@@ -120,6 +140,9 @@ LEARNERS: dict[str, Learner] = {
     "sarsa": Learner("linear_sarsa", "linear SARSA over hand-made move features (numpy only)",
                      "baselines.linear_sarsa.config:LinearSarsaConfig", _train_sarsa,
                      (*_COLUMNS, "alpha", "hands_per_s", "elapsed_s"), Path("runs/linear_sarsa")),
+    "lookahead": Learner("lookahead", "the look-ahead's linear evaluation, learned in stages (numpy only)",
+                         "baselines.lookahead.config:LookaheadConfig", _train_lookahead,
+                         (*_COLUMNS[:-1], "fit_error", "alpha", "hands_per_s", "elapsed_s"), Path("runs/lookahead")),
 }
 
 
@@ -198,7 +221,7 @@ def prepare_directory(path: Path) -> Path:
 
 
 # --------------------------------------------------------------------------- what a run writes
-_DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "hands_per_s": 1}
+_DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1}
 
 
 class RunRecorder:

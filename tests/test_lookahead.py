@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
 from baselines.evaluate import evaluate
+from baselines.lookahead.config import LookaheadConfig
 from baselines.lookahead.features import FEATURE_NAMES, NUM_FEATURES, features_of_states
 from baselines.lookahead.policy import LookaheadPolicy
 from baselines.lookahead.search import first_minimum_per_run, others_move
@@ -20,8 +23,11 @@ PRIOR = np.zeros(NUM_FEATURES)
 PRIOR[FEATURE_NAMES.index("pips_held")] = 50.0  # "I will end with the pips I hold now": a plain prior
 
 
-def weights_for(config, w=PRIOR) -> LookaheadWeights:
-    return LookaheadWeights(config, np.asarray(w, dtype=np.float64))
+def weights_for(config, w=PRIOR):
+    rules_of = config.rules()
+    return LookaheadWeights(np.asarray(w, dtype=np.float64),
+                             LookaheadConfig(num_players=config.num_players, highest_double=config.highest_double,
+                                             **rules_of))
 
 
 @pytest.mark.parametrize("rules_set", RULE_SETS, ids=RULE_IDS)
@@ -131,3 +137,68 @@ def test_first_minimum_per_run_is_argmin_of_each_run():
 def test_bad_parameters_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_policy("lookahead", 4, 9, **kwargs)
+
+
+# --------------------------------------------------------------------------- learning and the weights file
+TINY = LookaheadConfig(hands=48, parallel_hands=4, eval_every=0, eval_hands=4, eval_opponents=("double",),
+                       curriculum=(("double", 1.0), ("previous", 1.0), ("self", 1.0)), train_samples=2)
+
+
+def test_one_regression_step_matches_a_hand_computation():
+    from baselines.lookahead.learner import Regression
+
+    w = np.array([1.0, 2.0, 0.0] + [0.0] * (NUM_FEATURES - 3))
+    regression = Regression(w)
+    f1, f2 = np.eye(NUM_FEATURES)[0], np.eye(NUM_FEATURES)[1] * 0.5
+    regression.moved(3, 0, f1)
+    regression.moved(3, 0, f2)
+    regression.end_hand(3, 0, final_pips=5.0, alpha=0.1)
+    # errors: 5 - 1 = 4 and 5 - 1 = 4; step = 0.1 * mean(4 * f1, 4 * f2)
+    expected = np.array([1.0 + 0.1 * 2.0, 2.0 + 0.1 * 1.0, 0.0] + [0.0] * (NUM_FEATURES - 3))
+    np.testing.assert_allclose(w, expected)
+    assert regression.errors == [4.0]
+    regression.end_hand(3, 0, final_pips=0.0, alpha=0.1)  # nothing left for that learner: no step
+    np.testing.assert_allclose(w, expected)
+
+
+def test_training_is_deterministic_for_a_seed_and_goes_through_every_stage():
+    from baselines.learning.run import TrainingLog
+    from baselines.lookahead.learner import train
+
+    stages = []
+    first = train(TINY, TrainingLog(on_progress=lambda stats: stages.append(stats["stage"])))
+    again, other = train(TINY), train(replace(TINY, seed=1))
+    np.testing.assert_array_equal(first.w, again.w)
+    assert not np.array_equal(first.w, other.w) and np.isfinite(first.w).all() and first.w.any()
+    assert stages == ["double", "previous", "self"]
+
+
+def test_weights_round_trip_and_bad_files_are_one_line_errors(tmp_path):
+    from baselines.lookahead.weights import load_weights, save_weights
+
+    weights = LookaheadWeights(np.arange(NUM_FEATURES, dtype=np.float64) / 7, TINY, {"hands_trained": 48})
+    path = save_weights(tmp_path / "w.json", weights)
+    loaded = load_weights(path, expected=make_config(4, 9))
+    np.testing.assert_array_equal(loaded.w, weights.w)
+    assert loaded.config == TINY and loaded.info == {"hands_trained": 48}
+    text = path.read_text()
+    for damage, message in [(text.replace('"pips_held"', '"pips"'), "was written for other features"),
+                            (text[:40], "is damaged or not JSON"),
+                            (text.replace("dominoes-lookahead/1", "dominoes-linear-sarsa/1"),
+                             "is not a lookahead weights file")]:
+        path.write_text(damage)
+        with pytest.raises(ValueError, match=message) as refusal:
+            load_weights(path)
+        assert str(refusal.value).startswith(f"lookahead weights {str(path)!r}") and "\n" not in str(refusal.value)
+    save_weights(path, weights)
+    with pytest.raises(ValueError, match="trained for 4 players, double-9, not 3 players"):
+        LookaheadPolicy(make_config(3, 9), weights=str(path))
+
+
+def test_the_shipped_weights_play_by_default_for_their_table_only():
+    assert LookaheadPolicy.plays_by_default(make_config(4, 9))
+    assert not LookaheadPolicy.plays_by_default(make_config(4, 9, boneyard=True))
+    assert not LookaheadPolicy.plays_by_default(make_config(3, 6))
+    with pytest.raises(ValueError, match="no lookahead weights file ships for 3 players"):
+        LookaheadPolicy(make_config(3, 6))
+    make_policy("lookahead", 4, 9)  # the shipped file loads

@@ -86,6 +86,10 @@ class LookaheadConfig(LearnerConfig):
         if self.alpha_floor > self.alpha:
             raise ValueError(f"alpha_floor must be at most alpha ({self.alpha}), got {self.alpha_floor}")
 
+    def opponent_names(self) -> set[str]:
+        """Every policy name the run plays against, "self" and "previous" left out."""
+        return super().opponent_names() - {PREVIOUS}
+
     def step_size(self, hands_done: int) -> float:
         """The step size after `hands_done` hands: halves every `alpha_half_life` hands, down to `alpha_floor`."""
         return max(self.alpha_floor, self.alpha * 0.5 ** (hands_done / self.alpha_half_life))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ import numpy as np
 from baselines.learning.run import TrainingLog, chunks, evaluate_against, hand_statistics
 from baselines.learning.tables import HandRecord, Tables
 from baselines.lookahead.config import PREVIOUS, LookaheadConfig
+from baselines.lookahead.evaluation import LinearEvaluation
 from baselines.lookahead.features import NUM_FEATURES
 from baselines.lookahead.policy import LookaheadPolicy
 from baselines.lookahead.weights import LookaheadWeights, save_weights
@@ -90,7 +92,7 @@ def play_hands(weights: LookaheadWeights, opponent: str, hands: int, config: Loo
                                 samples=config.train_samples, depth=config.train_depth, weights=weights,
                                 epsilon=config.epsilon if regression is not None else 0.0)
                 for slot in range(slots)] for table in range(config.parallel_hands)]
-    evaluation = players[0][0].evaluation
+    evaluation = LinearEvaluation(game, weights.w)  # the learners' own: their features are what is learned
     tiles = game.tiles
     while True:
         tables.play_opponents()
@@ -149,7 +151,7 @@ def train(config: LookaheadConfig, log: TrainingLog | None = None,
             if log.on_progress is not None:
                 log.on_progress({"hands": chunk.done, "stage": stage, **hand_statistics(records, stage),
                                  "fit_error": float(np.mean(regression.errors or [np.nan])),
-                                 "hands_per_s": chunk.hands / elapsed})
+                                 "alpha": config.step_size(chunk.done), "hands_per_s": chunk.hands / elapsed})
             if chunk.evaluate:
                 current = LookaheadWeights(w.copy(), config, {"hands_trained": chunk.done,
                                                                "seconds": round(time.perf_counter() - started, 1)})

@@ -78,7 +78,7 @@ class LookaheadPolicy(Policy):
                                  "TD(lambda) checkpoint")
             self.evaluation: Evaluation = TDValueEvaluation(self.config)
         else:
-            self.evaluation = LinearEvaluation(self.config, self._linear_weights(weights).weights)
+            self.evaluation = LinearEvaluation(self.config, self._linear_weights(weights).w)
         powers = self.discount ** np.arange(self.depth + 1, dtype=np.float64)
         tiles = self.config.tiles
         self.search = Search(tiles.low, tiles.high, tiles.tiles_with_value, self.evaluation.values, self.depth,
@@ -96,8 +96,8 @@ class LookaheadPolicy(Policy):
             loaded = _weights_from_file(str(path), stat.st_mtime_ns, stat.st_size)
         else:
             raise ValueError(f"weights must be a file path or LookaheadWeights, got {weights!r}")
-        if loaded.game != self.config:
-            raise ValueError(f"lookahead weights were trained for {describe_table(loaded.game)}, not "
+        if loaded.config.game != self.config:
+            raise ValueError(f"lookahead weights were trained for {describe_table(loaded.config.game)}, not "
                              f"{describe_table(self.config)}")
         return loaded
 

@@ -1,32 +1,35 @@
-"""The linear evaluation's weights file (placeholder until the shared linear-weights file lands)."""
+"""The look-ahead evaluation's weights file: the linear learners' JSON file
+(:mod:`baselines.learning.linear_weights`), in the format ``dominoes-lookahead/1``."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from dominoes_env.core.config import GameConfig, describe_table
-
-SHIPPED_WEIGHTS = Path(__file__).resolve().parent.parent / "checkpoints"
+from baselines.learning.linear_weights import LinearFormat, LinearWeights, load_linear_weights, save_linear_weights
+from baselines.lookahead.config import LookaheadConfig
+from baselines.lookahead.features import FEATURE_NAMES
+from dominoes_env.core.config import GameConfig
 
 
 @dataclass(frozen=True, eq=False)
-class LookaheadWeights:
-    game: GameConfig
-    weights: np.ndarray
-    info: dict[str, Any] = field(default_factory=dict)
+class LookaheadWeights(LinearWeights):
+    """The evaluation's weights w (V = w . f, one per feature) with the configuration that trained them."""
+
+    format = LinearFormat("dominoes-lookahead/1", "lookahead", "lookahead", FEATURE_NAMES, LookaheadConfig)
+
+
+def save_weights(path: str | os.PathLike[str], weights: LookaheadWeights) -> Path:
+    """Write the weights as readable JSON (atomically)."""
+    return save_linear_weights(path, weights)
+
+
+def load_weights(path: str | os.PathLike[str], expected: GameConfig | None = None) -> LookaheadWeights:
+    """Read and check a weights file (one-line ValueError naming the file when it is not right)."""
+    return load_linear_weights(path, LookaheadWeights, expected)
 
 
 def shipped_weights(config: GameConfig) -> Path:
-    path = SHIPPED_WEIGHTS / f"lookahead_{config.num_players}p_d{config.highest_double}.json"
-    if not path.is_file() or not config.is_default:
-        raise ValueError(f"no lookahead weights ship for {describe_table(config)}")
-    return path
-
-
-def load_weights(path: str | os.PathLike[str]) -> LookaheadWeights:
-    raise ValueError(f"lookahead weights {str(path)!r}: not readable yet")
+    """The weights shipped for a game (4 players, double-nine, the rule book's only), or a ValueError."""
+    return LookaheadWeights.format.shipped(config)
