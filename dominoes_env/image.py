@@ -193,10 +193,11 @@ class _Layout:
         return self.station_left + self.cell + GAP
 
 
-def _layout(config: GameConfig, show: HandsShown, captions: bool) -> _Layout:
+def _layout(config: GameConfig, num_hands: int, show: HandsShown, captions: bool) -> _Layout:
     cell = cell_size(config.highest_double)
     font = _font()
-    widest = (f"player_{config.num_players - 1}", f"{config.max_hand_pips} pips left, game {config.total_pips * 10}")
+    most = config.max_hand_pips
+    widest = (f"player_{config.num_players - 1}", f"{most} pips left, game {most * num_hands}")
     label_width = int(max(font.getlength(text) for text in widest)) + 30
     width = MARGIN + label_width + cell + GAP + LINE_SLOTS * (2 * cell + GAP) + 3 * FONT_SIZE + MARGIN
     header = TEXT_LINE * (3 if captions else 2) + GAP
@@ -216,9 +217,10 @@ class _Frame:
         self.pixels = background.copy()
 
     def paste(self, sprite: np.ndarray, x: int, y: int) -> int:
-        """Put `sprite` with its top-left corner at (x, y); the x where it ends."""
+        """Put `sprite` with its top-left corner at (x, y), cut at the frame's edges; the x where it ends."""
         height, width = sprite.shape[:2]
-        self.pixels[y:y + height, x:x + width] = sprite
+        visible = self.pixels[y:y + height, x:x + width]  # a long caption or name is cut at the edge
+        visible[:] = sprite[:visible.shape[0], :visible.shape[1]]
         return x + width
 
     def text(self, text: str, x: int, y: int, colour: Colour, background: Colour) -> int:
@@ -246,7 +248,7 @@ class TablePainter:
         self.num_hands = num_hands
         self.show_hands = check_hands_shown("show_hands", show_hands, config.num_players)
         self.captions = captions
-        self.layout = _layout(config, self.show_hands, captions)
+        self.layout = _layout(config, num_hands, self.show_hands, captions)
         self._background = self._empty_table()
 
     @property

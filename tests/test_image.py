@@ -74,6 +74,14 @@ def test_every_view_renders_pictures():
     assert parallel.render().dtype == np.uint8
 
 
+def test_a_caption_wider_than_the_picture_is_cut_at_its_edge():
+    config = make_config(2, 6)
+    painter = TablePainter(config, num_hands=1000, captions=True)
+    hand = HandState.deal(config, 0, np.random.default_rng(1))
+    frame = painter.draw(hand, 999, [123456, 654321], caption="x" * 500)
+    assert frame.shape == (painter.size[1], painter.size[0], 3)
+
+
 def test_render_hands_is_checked_in_every_view():
     for make in (dominoes_env.env, dominoes_env.parallel_env, lambda **kw: SingleAgentEnv(**kw)):
         with pytest.raises(ValueError, match="render_hands must be 'mover', 'all' or a seat"):
