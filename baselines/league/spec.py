@@ -22,10 +22,10 @@ from dominoes_env.core.deprecation import renamed_keyword
 
 # The default league: the hand-crafted policies of the original project's 10,000-game
 # league, 4 copies each. Learned policies in OPTIONAL_DEFAULT_POLICIES join it for the
-# table sizes they ship a trained player for (td_lambda, linear_sarsa: 4 players,
+# table sizes they ship a trained player for (td_lambda, linear_sarsa, lookahead: 4 players,
 # double-nine); there they must load, or the league stops with the reason.
 DEFAULT_POLICIES: tuple[str, ...] = ("persistent_line", "double", "greedy", "random", "stupid")
-OPTIONAL_DEFAULT_POLICIES: tuple[str, ...] = ("td_lambda", "linear_sarsa")
+OPTIONAL_DEFAULT_POLICIES: tuple[str, ...] = ("td_lambda", "linear_sarsa", "lookahead")
 DEFAULT_COPIES = 4
 #: Most league entries (copies of all policies together).
 MAX_ENTRIES = specs.MAX_COPIES
