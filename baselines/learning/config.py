@@ -38,6 +38,7 @@ CURRICULUM = option("--curriculum", "stages in order as OPPONENT:SHARE of --hand
                     options.parse_curriculum, options.show_curriculum)
 EVAL_OPPONENTS = option("--eval-opponents", "fixed evaluation opponents, comma-separated", options.eval_opponents,
                         options.names, options.show_names)
+EVAL_EVERY = option("--eval-every", "hands between evaluations (0: only at the end)", options.hands, options.number)
 HANDS = option("--hands", f"hands to learn from (0-{options.MAX_HANDS:,})", options.hands, options.number)
 TABLES = option("--parallel-hands", f"tables played side by side (1-{options.MAX_TABLES})", options.tables,
                 options.number)
@@ -81,8 +82,7 @@ class LearnerConfig:
     learner moves at all of them at once."""
     seed: int = field(default=0, metadata=option("--seed", "seed of the whole run", options.seed, options.number))
     """Seeds the initial weights, the deals, the opponents and the exploration."""
-    eval_every: int = field(default=5_000, metadata=option(
-        "--eval-every", "hands between evaluations (0: only at the end)", options.hands, options.number))
+    eval_every: int = field(default=5_000, metadata=EVAL_EVERY)
     """Hands of learning between evaluations (0: evaluate only at the end)."""
     eval_hands: int = field(default=400, metadata=option(
         "--eval-hands", "hands per evaluation and opponent (at least --players)", options.eval_hands, options.number))
