@@ -5,7 +5,7 @@ observation and mask of every game written at every step, one process, fixed see
 
     python benchmarks/vector_throughput.py [--seconds 3] [--sizes 1 64 256 1024 4096] [--threads 1 2]
 
-For each batch size B and numba thread count it prints decisions/s of
+For each batch size B and thread count (``VectorDominoes(threads=...)``) it prints decisions/s of
 :class:`dominoes_env.vector.VectorDominoes` (the picker's time included, as a user's loop
 pays it) and the ratio to the scalar ``raw_env`` measured in the same run, then the
 memory one game takes. Where ``pgx`` is installed (``pip install -e ".[pgx]"``: an
@@ -41,9 +41,9 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
     return batched_random_legal_actions(masks, rng)
 
 
-def vector_decisions(batch: int, seconds: float) -> float:
-    """Decisions/s of VectorDominoes(batch) stepped with random legal actions."""
-    vec = VectorDominoes(batch, 4, 9, seed=0)
+def vector_decisions(batch: int, seconds: float, threads: int = 1) -> float:
+    """Decisions/s of VectorDominoes(batch, threads=threads) stepped with random legal actions."""
+    vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
     rng = np.random.default_rng(0)
     observations, _ = vec.reset()
     steps = 0
@@ -111,14 +111,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 256, 1024, 4096], help="batch sizes B")
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="numba thread counts")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                        help="VectorDominoes(threads=...) counts (default 1 2)")
     args = parser.parse_args()
     available = numba.config.NUMBA_NUM_THREADS
     threads = [count for count in args.threads if 1 <= count <= available]
 
     for count in threads:  # compile every path (serial and parallel) before timing
-        numba.set_num_threads(count)
-        vector_decisions(max(args.sizes), 0.3), vector_decisions(1, 0.1)
+        vector_decisions(max(args.sizes), 0.3, count), vector_decisions(1, 0.1, count)
     aec_steps(dominoes_env.raw_env(4, 9), 0.3)
 
     scalar = aec_steps(dominoes_env.raw_env(4, 9), args.seconds)
@@ -126,8 +126,7 @@ def main() -> None:
     print(f"{'scalar raw_env (anchor)':30s} {scalar:12,.0f} decisions/s")
     for batch in args.sizes:
         for count in threads:
-            numba.set_num_threads(count)
-            rate = vector_decisions(batch, args.seconds)
+            rate = vector_decisions(batch, args.seconds, count)
             print(f"{'VectorDominoes B=' + str(batch) + f', {count} thread' + 's' * (count > 1):30s} "
                   f"{rate:12,.0f} decisions/s  {rate / scalar:6.2f}x the scalar env")
         connect_four = pgx_steps(batch, args.seconds)
@@ -135,7 +134,6 @@ def main() -> None:
             print(f"{'pgx connect_four B=' + str(batch):30s} {connect_four:12,.0f} steps/s      "
                   f"{connect_four / scalar:6.2f}x the scalar env")
     print("\nthe single-agent view (learner steps/s; the three opponents' moves happen inside each step), 1 thread:")
-    numba.set_num_threads(1)
     for opponents in ("random", "greedy"):
         single_agent_steps(64, opponents, 0.3)
         scalar_view = single_agent_steps(None, opponents, args.seconds)
@@ -143,7 +141,6 @@ def main() -> None:
         for batch in (64, 1024):
             rate = single_agent_steps(batch, opponents, args.seconds)
             print(f"{f'SingleAgentVectorEnv B={batch}':30s} {rate:12,.0f} steps/s  {rate / scalar_view:6.2f}x")
-    numba.set_num_threads(available)
     vec = VectorDominoes(1, 4, 9)
     print(f"memory: {vec.bytes_per_game:,} bytes per game; 100,000 games: "
           f"{vec.bytes_per_game * 100_000 / 2**30:.2f} GiB (target <= 2 GB)")

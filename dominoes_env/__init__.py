@@ -20,6 +20,7 @@ from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
 from dominoes_env.parallel import DominoesParallelEnv, parallel_env
+from dominoes_env.records import RecordError, RecordGames, read_record, write_record
 from dominoes_env.single_agent import SingleAgentEnv
 from dominoes_env.single_agent_vector import SingleAgentVectorEnv
 from dominoes_env.vector import VectorDominoes
@@ -81,6 +82,7 @@ _register()
 
 __all__ = [
     "DominoesEnv", "DominoesParallelEnv", "ENV_ID", "GYMNASIUM_ID", "GameConfig", "HandState", "IllegalActionError",
-    "SingleAgentEnv", "SingleAgentVectorEnv", "VectorDominoes", "afterstate", "decode_observation", "describe_action",
-    "parallel_env", "env", "layout_table", "make_config", "raw_env",
+    "RecordError", "RecordGames", "SingleAgentEnv", "SingleAgentVectorEnv", "VectorDominoes", "afterstate",
+    "decode_observation", "describe_action", "parallel_env", "env", "layout_table", "make_config", "raw_env",
+    "read_record", "write_record",
 ]

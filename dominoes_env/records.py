@@ -304,7 +304,7 @@ def read_record(path: str | os.PathLike[str]) -> RecordedGame:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
-        raise RecordError(f"record {path}: not JSON: {_reason(error)}") from None
+        raise RecordError(f"record {path}: not JSON: {validation.reason(error)}") from None
     return parse_record(data, f"record {path}")
 
 
@@ -425,7 +425,7 @@ def _play(hand: HandState, data: Any, where: str) -> RecordedMove:
         if data["move"] != text:
             raise ValueError(f"the move says {data['move']!r} but action {action} is {text!r}")
     except (ValueError, KeyError, TypeError, IllegalActionError) as error:
-        raise RecordError(f"{where}: {_reason(error)}") from None
+        raise RecordError(f"{where}: {validation.reason(error)}") from None
     return RecordedMove(seat, int(action), text)
 
 
@@ -498,7 +498,7 @@ def _at(where: str) -> Iterator[None]:
     except RecordError:
         raise
     except (ValueError, KeyError, TypeError, IllegalActionError, RecursionError) as error:
-        raise RecordError(f"{where}: {_reason(error)}") from None
+        raise RecordError(f"{where}: {validation.reason(error)}") from None
 
 
 def _object(value: Any, what: str) -> dict[str, Any]:
@@ -535,11 +535,3 @@ def _labels(players: Any, num_players: int) -> tuple[str, ...] | None:
     if not all(isinstance(name, str) and 0 < len(name) <= MAX_LABEL_LENGTH for name in players):
         raise ValueError(f"players must be names of 1 to {MAX_LABEL_LENGTH} characters, got {shown(players)}")
     return tuple(players)
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, KeyError):
-        return f"missing field {error}"
-    if isinstance(error, RecursionError):
-        return "nested too deeply"
-    return str(error)

@@ -51,6 +51,7 @@ class SingleAgentVectorEnv(VectorEnv):
         num_players, highest_double, num_hands, seat, reward, observation, illegal_action,
         boneyard, cover_doubles, first_player: as in :class:`~dominoes_env.SingleAgentEnv`
             (``seat=None``: a random learner seat in each game at each new game).
+        threads: the batched engine's threads (:class:`~dominoes_env.vector.VectorDominoes`; default 1).
 
     ``reset(seed=...)`` and ``step(actions)`` follow Gymnasium 1.x: observations (B, D) int8
     (or a dict with ``action_mask``), rewards (B,) float64, terminations (B,) (a game is
@@ -68,9 +69,9 @@ class SingleAgentVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 16, opponents: str | Sequence[Opponent] = "random", num_players: int = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize", boneyard: bool = False,
-                 cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
+                 cover_doubles: bool = False, first_player: str = "engine_holder", threads: int = 1) -> None:
         self.engine = VectorDominoes(num_envs, num_players, highest_double, num_hands, reward, boneyard=boneyard,
-                                     cover_doubles=cover_doubles, first_player=first_player)
+                                     cover_doubles=cover_doubles, first_player=first_player, threads=threads)
         self.config = self.engine.config
         self.num_envs = self.engine.num_envs
         n = self.config.num_players

@@ -63,6 +63,9 @@ class VectorDominoes:
         seed: seeds the one generator every deal comes from (None: fresh entropy); the same
             seed plays the same games.
         boneyard, cover_doubles, first_player: the table rules (keyword-only).
+        threads: how many threads the compiled loops over more than one block (256 games) may use;
+            default 1 (one core). More is faster on cores nothing else uses; on a busy machine a
+            thread waits for the others at every step (see docs/vector.md).
 
     ``reset()`` and ``step(actions)`` return ``obs = {"observation": (B, D) int8,
     "action_mask": (B, A) int8}`` for the player to move in each game; ``step`` also
@@ -76,7 +79,7 @@ class VectorDominoes:
     @renamed_keyword
     def __init__(self, num_envs: int, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
                  reward: str = "score", seed: int | None = None, *, boneyard: bool = False,
-                 cover_doubles: bool = False, first_player: str = "engine_holder") -> None:
+                 cover_doubles: bool = False, first_player: str = "engine_holder", threads: int = 1) -> None:
         if isinstance(num_players, GameConfig):  # a whole table, its rules included
             if (boneyard, cover_doubles, first_player) != (False, False, "engine_holder"):
                 raise ValueError("give the table rules in the GameConfig or as keywords, not both")
@@ -85,6 +88,8 @@ class VectorDominoes:
             self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
                                       first_player=first_player)
         self.num_envs = validation.integer("num_envs", num_envs, 1, MAX_ENVS)
+        #: threads of the compiled loops over more than one block of games (numba's; 1: one core)
+        self.threads = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.layout = observation_layout(self.config, self.num_hands)
@@ -109,7 +114,6 @@ class VectorDominoes:
         self._went_out = np.full(b, -1, dtype=np.int64)
         self._bad = np.zeros(b, dtype=np.bool_)
         self._every_game = np.arange(b, dtype=np.int64)
-        self._small = b <= batch.BLOCK  # one block: never worth the thread pool
         self._ordered_tiles = np.tile(np.arange(t, dtype=np.int16), (min(b, batch.BLOCK), 1))  # shuffled per deal
         # shapes of what a step returns (the config's sizes are properties: read them once)
         self._observations_shape = (b, self.layout.size)
@@ -172,9 +176,8 @@ class VectorDominoes:
         observations = np.empty(self._observations_shape, dtype=np.int8)
         masks = np.empty(self._masks_shape, dtype=np.int8)
         rewards = np.zeros(self._rewards_shape, dtype=np.float64)
-        move = batch.check_play_observe if self._small or numba.get_num_threads() == 1 \
-            else batch.check_play_observe_parallel
-        finished_count = move(*self._step_fixed, self._every_game, values, rewards, observations, masks)
+        finished_count = self._loop(b, batch.check_play_observe, batch.check_play_observe_parallel,
+                                    *self._step_fixed, self._every_game, values, rewards, observations, masks)
         if finished_count < 0:
             self._refuse(self._every_game, values, self._bad)
         terminations = np.zeros(b, dtype=np.bool_)
@@ -240,8 +243,8 @@ class VectorDominoes:
         k = games.shape[0]
         values = self._as_actions(actions, k)
         rewards = np.zeros((k, self.config.num_players), dtype=np.float64)
-        play = batch.check_and_play_parallel if self._parallel(k) else batch.check_and_play
-        finished_count = play(*self._play_fixed, games, values, rewards)
+        finished_count = self._loop(k, batch.check_and_play, batch.check_and_play_parallel, *self._play_fixed, games,
+                                    values, rewards)
         if finished_count < 0:
             self._refuse(games, values, self._bad[:k])
         if finished_count == 0:
@@ -300,11 +303,8 @@ class VectorDominoes:
         ordered = self._ordered_tiles[:k] if k <= self._ordered_tiles.shape[0] \
             else np.broadcast_to(self._ordered_tiles[0], (k, t))
         permutations = self._rng.permuted(ordered, axis=1)
-        arguments = (self.states, games, permutations, hand_indices, *self._deal_fixed)
-        if self._parallel(games.shape[0]):
-            batch.deal_parallel(*arguments)
-        else:
-            batch.deal_rows(*arguments, 0, games.shape[0])
+        self._loop(k, batch.deal_rows, batch.deal_parallel, self.states, games, permutations, hand_indices,
+                   *self._deal_fixed, serial_bounds=True)
 
     def observe(self, games: np.ndarray, viewers: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -355,10 +355,18 @@ class VectorDominoes:
         return array
 
     # ------------------------------------------------------------------ inside
-    def _parallel(self, rows: int) -> bool:
-        """Whether to run a loop over `rows` games on several threads: only loops of more than
-        one block, and only when numba may use more than one thread."""
-        return rows > batch.BLOCK and numba.get_num_threads() > 1
+    def _loop(self, rows: int, serial: Any, parallel: Any, *arguments: Any, serial_bounds: bool = False) -> Any:
+        """Run a compiled loop over `rows` entries: on :attr:`threads` threads when asked for and the
+        loop spans more than one block, else serially (``serial_bounds``: the serial loop takes the
+        entry range ``0, rows`` as its last arguments)."""
+        if self.threads > 1 and rows > batch.BLOCK:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(self.threads)
+            try:
+                return parallel(*arguments)
+            finally:
+                numba.set_num_threads(previous)
+        return serial(*arguments, 0, rows) if serial_bounds else serial(*arguments)
 
     def _observe(self) -> dict[str, np.ndarray]:
         observations = np.empty(self._observations_shape, dtype=np.int8)
@@ -369,11 +377,8 @@ class VectorDominoes:
     def _observe_into(self, games: np.ndarray, viewers: np.ndarray, by_game: bool, observations: np.ndarray,
                       masks: np.ndarray, players: np.ndarray) -> None:
         """Observe `games` into the outputs, at row k for ``games[k]`` or, `by_game`, at row ``games[k]``."""
-        if self._parallel(games.shape[0]):
-            batch.observe_parallel(*self._observe_fixed, games, viewers, by_game, observations, masks, players)
-        else:
-            batch.observe_rows(*self._observe_fixed, games, viewers, by_game, observations, masks, players, 0,
-                               games.shape[0])
+        self._loop(games.shape[0], batch.observe_rows, batch.observe_parallel, *self._observe_fixed, games, viewers,
+                   by_game, observations, masks, players, serial_bounds=True)
 
     def _as_actions(self, actions: Any, count: int) -> np.ndarray:
         """`actions` as a (count,) int64 array, or an error saying what the array must be."""

@@ -25,7 +25,8 @@ def registry_restored():
     policy.policy_names()  # the built-in policies are registered before the registry is saved
     saved = dict(policy._REGISTRY)
     yield
-    policy._REGISTRY.clear()
+    for name in set(policy._REGISTRY) - set(saved) - set(policy._LAZY_POLICIES):
+        del policy._REGISTRY[name]  # a learned policy a snippet loaded stays: its module is imported for good
     policy._REGISTRY.update(saved)
 
 

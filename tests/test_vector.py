@@ -192,3 +192,23 @@ def test_subsets_of_games_step_alone_and_bad_subsets_are_refused():
                           (lambda: vec.deal(np.array([0]), np.array([-1])), "integers >= 0")]:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_threads_play_the_same_games_and_are_bounded():
+    import numba
+
+    def run(threads):
+        vec = VectorDominoes(600, seed=11, threads=threads)  # more than one block of 256 games
+        observations, _ = vec.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            observations, *_ = vec.step(random_actions(observations["action_mask"], rng))
+        return observations["observation"], vec.states.copy()
+
+    before = numba.get_num_threads()
+    one = run(1)
+    many = run(numba.config.NUMBA_NUM_THREADS)
+    assert all(np.array_equal(a, b) for a, b in zip(one, many))
+    assert numba.get_num_threads() == before  # the caller's setting is left as it was
+    with pytest.raises(ValueError, match="threads must be an integer from 1 to"):
+        VectorDominoes(4, threads=numba.config.NUMBA_NUM_THREADS + 1)

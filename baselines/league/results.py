@@ -246,7 +246,7 @@ def _parse_header(path: Path, line: bytes) -> LeagueSpec:
                              f"{list(READABLE_VERSIONS)}")
         return LeagueSpec.from_json(data["league"])
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
-        raise ResultsError(f"{path}, line 1: not a valid league header: {_reason(error)}") from None
+        raise ResultsError(f"{path}, line 1: not a valid league header: {validation.reason(error)}") from None
 
 
 def _parse_record(path: Path, number: int, line: bytes, spec: LeagueSpec) -> GameRecord:
@@ -258,7 +258,7 @@ def _parse_record(path: Path, number: int, line: bytes, spec: LeagueSpec) -> Gam
         _check_record(record, spec)
         return record
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
-        raise ResultsError(f"{path}, line {number}: not a valid game record: {_reason(error)}") from None
+        raise ResultsError(f"{path}, line {number}: not a valid game record: {validation.reason(error)}") from None
 
 
 def _check_record(record: GameRecord, spec: LeagueSpec) -> None:
@@ -300,9 +300,3 @@ def _int(value: Any) -> int:
     if number is None:
         raise ValueError(f"expected an integer, got {value!r}")
     return number
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, KeyError):
-        return f"missing field {error}"
-    return str(error)

@@ -130,3 +130,13 @@ def shown(value: Any) -> str:
     """A short readable form of a refused value (long reprs are cut)."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def reason(error: BaseException) -> str:
+    """Why reading a file's content failed, in a few words for a one-line error: the message of
+    a check, or what a parser's own exception means (a missing field, nesting too deep)."""
+    if isinstance(error, KeyError):
+        return f"missing field {error}"
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    return str(error)
