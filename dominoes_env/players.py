@@ -2,7 +2,7 @@
 
 The batched envs and the TD trainer step thousands of games together, and a seat that is
 played by a policy must choose in all of them each round. A policy that keeps nothing
-between moves (it has ``act_batch``: random, greedy, stupid, double, td_lambda,
+between moves (it has ``act_batch``: random, greedy, stupid, double, td_lambda, linear_sarsa,
 maskable_ppo) is one object for every game, asked once per round. Any other policy
 (best_line, persistent_line, a user's ``Policy``) may remember things within a hand, so
 each game gets its own copy, built from the spec with its own seed, asked game by game and
