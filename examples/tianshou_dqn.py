@@ -1,6 +1,6 @@
 """Tianshou 2.0's DQN on the single-agent view against three random players, rated against the baselines.
 
-    python examples/tianshou_dqn.py --seed 0                     # 40,000 steps, then 2,000 hands of rating
+    python examples/tianshou_dqn.py --seed 0                     # 20,000 steps, then 2,000 hands of rating
     python examples/tianshou_dqn.py --steps 5000 --eval-hands 400    # a smoke run
 
 Needs the ``examples`` extra (tianshou). How the pieces fit, and why each is there:
@@ -60,7 +60,7 @@ from dominoes_env.core.observation import observation_layout
 TABLE = make_config(4, 9)  # the table the Q-network learns: 4 players, double-nine, no table rules
 REWARD_SCALE = 0.1
 POLICY_NAME = "tianshou_dqn.TianshouDQNPolicy"  # the import path of the policy class below
-DEFAULT_STEPS = 40_000
+DEFAULT_STEPS = 20_000
 
 
 @dataclass(frozen=True)
