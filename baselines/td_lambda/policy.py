@@ -11,6 +11,7 @@ still holds, exactly.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,6 +41,10 @@ class ValueFunction(Protocol):
     def predict(self, features: np.ndarray) -> np.ndarray: ...
 
 
+#: batches this large run on one BLAS thread (the look-ahead's hundreds of positions, act_batch)
+ONE_THREAD_ROWS = 64
+
+
 class NumpyValue:
     """The value network's forward pass in numpy, for acting.
 
@@ -56,9 +61,14 @@ class NumpyValue:
         self.w_out, self.b_out = np.ascontiguousarray(p["w_out"].T), p["b_out"].copy()
 
     def predict(self, features: np.ndarray) -> np.ndarray:
-        """(K, input_size) float32 -> (K,) predicted final pips (on one BLAS thread: see baselines.threads)."""
+        """(K, input_size) float32 -> (K,) predicted final pips.
+
+        Batches of :data:`ONE_THREAD_ROWS` rows or more run on one BLAS thread (see
+        :mod:`baselines.threads`); a single decision's handful of rows does not pay the
+        switch (about 9 us, a fifth of the decision, measured by benchmarks/td_lambda_speed.py).
+        """
         x = features
-        with one_blas_thread():
+        with one_blas_thread() if features.shape[0] >= ONE_THREAD_ROWS else nullcontext():
             for weight, bias, norm_weight, norm_bias in self.hidden:
                 x = x @ weight
                 _relu_layer_norm(x, bias, norm_weight, norm_bias)
