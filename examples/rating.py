@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -89,3 +91,22 @@ def _per_deal_means(result: EvaluationResult, policy: int) -> np.ndarray:
     mine = result.seating == policy
     sums = np.bincount(result.deal, weights=np.where(mine, result.scores, 0).sum(axis=1))
     return sums / np.bincount(result.deal, weights=mine.sum(axis=1))
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """What an example that trains a model, saves it and rates the saved file returns."""
+
+    model_path: Path
+    steps: int
+    train_seconds: float
+    rating: Rating
+
+
+@dataclass(frozen=True)
+class LoggedRun:
+    """What an example that trains for some iterations and rates the result returns."""
+
+    iterations: tuple[Any, ...]  # the example's log entry of each iteration
+    label: str  # the trained agent's label in the rating's tables
+    rating: Rating

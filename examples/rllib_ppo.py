@@ -44,7 +44,7 @@ import gymnasium as gym
 import numpy as np
 import ray
 import torch
-from rating import Rating, rate
+from rating import LoggedRun, rate
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -163,15 +163,6 @@ class IterationLog:
     seconds: float
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """What :func:`main` returns: the training log and the rating."""
-
-    iterations: tuple[IterationLog, ...]
-    label: str  # the trained agent's label in the rating's tables
-    rating: Rating
-
-
 def _log(result: dict, seconds: float) -> IterationLog:
     learner = result["learners"][POLICY]
     runners = result["env_runners"]
@@ -202,7 +193,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> RunResult:
+def main(argv: Sequence[str] | None = None) -> LoggedRun:
     """Train on a local Ray instance, then rate the greedy trained policy."""
     args = parse_args(argv)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -222,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> RunResult:
         ray.shutdown()
     label = f"rllib_ppo({sum(log.env_steps for log in logs)} steps)"
     agent = FunctionPolicy(NUM_PLAYERS, HIGHEST_DOUBLE, predict=greedy_predict(module), label=label)
-    return RunResult(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
 
 
 if __name__ == "__main__":

@@ -25,19 +25,17 @@ Needs the ``sb3`` (or ``examples``) extra. How the pieces fit, and why each is t
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from rating import Rating, rate
+from rating import SavedRun, rate
 from sb3_contrib import MaskablePPO
+from sb3_progress import ProgressLine
 from settings_cli import add_options, add_run_options, check_run_options, option, read_options
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 
 from baselines import make_policy
@@ -79,42 +77,11 @@ def make_env() -> Monitor:
     return Monitor(SingleAgentEnv(opponents="random", num_players=4, highest_double=9))
 
 
-class ProgressLine(BaseCallback):
-    """Prints the steps so far and the mean return of the last 100 hands, every `every` rollouts."""
-
-    def __init__(self, every: int = 10) -> None:
-        super().__init__()
-        self.every = every
-        self.rollouts = 0
-        self.started = time.perf_counter()
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_rollout_end(self) -> None:
-        self.rollouts += 1
-        if self.rollouts % self.every == 0:
-            returns = [episode["r"] for episode in self.model.ep_info_buffer]
-            mean = float(np.mean(returns)) if returns else math.nan
-            print(f"{self.num_timesteps} steps: mean return of the last {len(returns)} hands {mean:.2f} "
-                  f"({time.perf_counter() - self.started:.0f} s)", flush=True)
-
-
 def train(steps: int, seed: int, settings: PPOSettings = PPOSettings()) -> MaskablePPO:
     """MaskablePPO for `steps` env steps, seeded for repeatable runs."""
     model = MaskablePPO("MlpPolicy", make_env(), seed=seed, device="cpu", verbose=0, **settings.model_arguments())
     model.learn(total_timesteps=steps, callback=ProgressLine())
     return model
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What :func:`main` returns: where the model went, how long training took, the rating."""
-
-    model_path: Path
-    steps: int
-    train_seconds: float
-    rating: Rating
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -127,7 +94,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> RunResult:
+def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back as a policy, and rate it."""
     args = parse_args(argv)
     started = time.perf_counter()
@@ -138,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> RunResult:
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
     agent = make_policy("maskable_ppo", 4, 9, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
     rating = rate(agent, args.eval_hands, args.rating_seed)
-    return RunResult(args.out, args.steps, train_seconds, rating)
+    return SavedRun(args.out, args.steps, train_seconds, rating)
 
 
 if __name__ == "__main__":

@@ -22,14 +22,12 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
-from rating import Rating, rate
+from rating import SavedRun, rate
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
+from sb3_progress import ProgressLine
 from stable_baselines3.common.vec_env import VecMonitor
 
 from baselines import make_policy
@@ -40,26 +38,6 @@ from dominoes_env import SingleAgentVectorEnv
 SEED_LIMIT = 2**32  # Stable-Baselines3 seeds NumPy's legacy generator, which takes 32-bit seeds
 
 
-class ProgressLine(BaseCallback):
-    """Prints the steps so far, the mean return of the last 100 episodes and the steps per second."""
-
-    def __init__(self, every: int = 10) -> None:
-        super().__init__()
-        self.every, self.rollouts, self.started = every, 0, time.perf_counter()
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_rollout_end(self) -> None:
-        self.rollouts += 1
-        if self.rollouts % self.every == 0:
-            returns = [episode["r"] for episode in self.model.ep_info_buffer]
-            elapsed = time.perf_counter() - self.started
-            print(f"{self.num_timesteps:,} steps: mean return of the last {len(returns)} hands "
-                  f"{np.mean(returns) if returns else float('nan'):.2f} ({self.num_timesteps / elapsed:,.0f} steps/s)",
-                  flush=True)
-
-
 def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps: int = 64) -> MaskablePPO:
     """MaskablePPO on `games` games stepped at once, `n_steps` per game per rollout."""
     env = VecMonitor(SB3VecEnv(SingleAgentVectorEnv(games, opponents=opponents)))
@@ -67,14 +45,6 @@ def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps:
                         learning_rate=3e-4, policy_kwargs={"net_arch": [256, 256]}, seed=seed, device="cpu")
     model.learn(total_timesteps=steps, callback=ProgressLine())
     return model
-
-
-@dataclass(frozen=True)
-class RunResult:
-    model_path: Path
-    steps: int
-    train_seconds: float
-    rating: Rating
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -99,7 +69,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> RunResult:
+def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back as a policy, and rate it."""
     args = parse_args(argv)
     try:
@@ -114,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> RunResult:
     print(f"trained {model.num_timesteps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out}",
           flush=True)
     agent = make_policy("maskable_ppo", 4, 9, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
-    return RunResult(args.out, model.num_timesteps, train_seconds, rate(agent, args.eval_hands, args.seed))
+    return SavedRun(args.out, model.num_timesteps, train_seconds, rate(agent, args.eval_hands, args.seed))
 
 
 if __name__ == "__main__":

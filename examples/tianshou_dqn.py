@@ -41,7 +41,7 @@ from typing import Any, SupportsFloat
 import gymnasium
 import numpy as np
 import torch
-from rating import Rating, rate
+from rating import SavedRun, rate
 from settings_cli import add_options, add_run_options, check_run_options, option, read_options
 from tianshou.algorithm import DQN
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
@@ -205,16 +205,6 @@ def _load_cached(path: str, modified_ns: int) -> DiscreteQLearningPolicy:
     return load(Path(path))
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """What :func:`main` returns: where the Q-network went, how long training took, the rating."""
-
-    model_path: Path
-    steps: int
-    train_seconds: float
-    rating: Rating
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_run_options(parser, DEFAULT_STEPS, Path("runs/tianshou_dqn/q_network.pt"))
@@ -225,7 +215,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> RunResult:
+def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back, and rate the greedy Q-network."""
     args = parse_args(argv)
     started = time.perf_counter()
@@ -235,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> RunResult:
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
     agent = make_policy(POLICY_NAME, 4, 9, checkpoint=str(args.out))  # as the command line makes it
     rating = rate(agent, args.eval_hands, args.rating_seed)
-    return RunResult(args.out, args.steps, train_seconds, rating)
+    return SavedRun(args.out, args.steps, train_seconds, rating)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from rating import Rating, rate
+from rating import LoggedRun, rate
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -144,15 +144,6 @@ class IterationLog:
     seconds: float  # since training started
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """What :func:`main` returns: the training log and the rating."""
-
-    iterations: tuple[IterationLog, ...]
-    label: str  # the trained agent's label in the rating's tables
-    rating: Rating
-
-
 def train(env: TransformedEnv, iterations: int, frames_per_batch: int) -> tuple[list[IterationLog], nn.Module]:
     """Collect `frames_per_batch` steps with the current policy, then a few epochs of PPO on them."""
     actor, critic, logits_net = make_modules(env)
@@ -218,7 +209,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> RunResult:
+def main(argv: Sequence[str] | None = None) -> LoggedRun:
     """Check the env's specs, train, then rate the greedy trained agent."""
     args = parse_args(argv)
     torch.manual_seed(args.seed)
@@ -228,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> RunResult:
     logs, logits_net = train(env, args.iterations, args.frames_per_batch)
     label = f"torchrl_ppo({sum(log.frames for log in logs)} steps)"
     agent = FunctionPolicy(NUM_PLAYERS, HIGHEST_DOUBLE, predict=greedy_predict(logits_net), label=label)
-    return RunResult(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
 
 
 if __name__ == "__main__":
