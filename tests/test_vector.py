@@ -194,6 +194,7 @@ def test_subsets_of_games_step_alone_and_bad_subsets_are_refused():
             call()
 
 
+@pytest.mark.slow  # compiles the parallel kernels: 8 s on a cold cache, a seventh of the default run
 def test_threads_play_the_same_games_and_are_bounded():
     import numba
 
