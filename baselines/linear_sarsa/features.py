@@ -103,7 +103,9 @@ class MoveFeatures:
     def __init__(self, config: GameConfig) -> None:
         self.config = config
         self.offsets = observation_layout(config).offsets  # a multi-hand game only appends the scores
-        self.low, self.high = config.tiles.low.astype(np.int64), config.tiles.high.astype(np.int64)
+        # the set's own (read-only int16) arrays: the chain search then runs the machine code
+        # the planners compiled, not a second copy for other argument types
+        self.low, self.high = config.tiles.low, config.tiles.high
         self.in_pow = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
         self.off_pow = discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
 
@@ -169,7 +171,8 @@ def _hand_columns(after: Any, offsets: Any, highest: int, max_hand: int, low: An
             if low[tile] == high[tile]:
                 double_pips += low[tile] + high[tile]
     own_open = np.argmax(after[offsets[OPEN_VALUES]:offsets[OPEN_VALUES] + highest + 1])  # line 0: mine
-    value, length = search_best_chain(hand[:held], own_open, low, high, in_pow, off_pow, MAX_LINE_LENGTH, positions)
+    value, length = search_best_chain(hand[:held], np.int64(own_open), low, high, in_pow, off_pow,
+                                      np.int64(MAX_LINE_LENGTH), positions)  # int64s: the planners' signature
     chain_pips = 0
     for i in range(length):
         chain_pips += low[hand[positions[i]]] + high[hand[positions[i]]]

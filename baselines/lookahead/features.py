@@ -72,7 +72,9 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
             stranded += low[tile] + high[tile]
     chain = 0.0
     if held:
-        chain, _ = search_best_chain(hand[:held], mine, low, high, in_pow, off_pow, CHAIN_DEPTH, positions)
+        # int64 arguments: the planners' signature, so their compiled search is reused
+        chain, _ = search_best_chain(hand[:held], np.int64(mine), low, high, in_pow, off_pow, np.int64(CHAIN_DEPTH),
+                                     positions)
     fewest, close, others_up = 1 << 30, 0, 0
     for rel in range(1, n):
         other = rules.absolute_line(seat, rel, n)

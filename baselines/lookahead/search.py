@@ -83,7 +83,8 @@ def play_each_move(states, counts, low, high, tiles_with_value, out):
             continue
         rules.fill_legal_actions(states[k], tiles_with_value, legal)
         for j in range(counts[k]):
-            out[row, :] = states[k]
+            for column in range(states.shape[1]):  # a loop, not a slice assignment: numba's shape-mismatch
+                out[row, column] = states[k, column]  # error path for that costs ~3 s of compiling
             rules.apply_action(out[row], low, high, tiles_with_value, legal[j])
             row += 1
 

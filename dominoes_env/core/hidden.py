@@ -284,7 +284,8 @@ def _sample(allowed, capacity, rng, max_tries, out):
             tries += 1
             if tries > max_tries:
                 return False
-            order[:] = free
+            for k in range(free.shape[0]):  # loops, not slice assignments, here and below: numba's
+                order[k] = free[k]  # shape-mismatch error path for one costs ~3 s of compiling
             place, room = 1, left[1] if places > 1 else 0
             ok = True
             for k in range(order.shape[0]):  # a lazily drawn shuffle, dealt place after place
@@ -332,7 +333,8 @@ def _lay_deals(base, hidden, deals, rng, states):
     owner_start = rules.HEADER_SIZE  # the owners block comes first (rules.split_state)
     for row in range(deals.shape[0]):
         state = states[row]
-        state[:] = base
+        for k in range(base.shape[0]):
+            state[k] = base[k]
         count = 0
         for k in range(hidden.shape[0]):
             tile = hidden[k]
