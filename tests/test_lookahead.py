@@ -33,14 +33,14 @@ def weights_for(config, w=PRIOR):
 @pytest.mark.parametrize("rules_set", RULE_SETS, ids=RULE_IDS)
 def test_it_only_ever_plays_legal_moves(rules_set):
     config = make_config(4, 9, **rules_set)
-    player = LookaheadPolicy(config, seed=0, samples=4, weights=weights_for(config))
+    player = LookaheadPolicy(config, seed=0, samples=4, checkpoint=weights_for(config))
     result = evaluate([player, "greedy", "random", "double"], num_hands=8, seed=3, **rules_set)
     assert result.policies[0].hands == 8  # the harness's env raises on an illegal move
 
 
 def test_other_tables_and_the_td_evaluation():
     for config in (make_config(2, 6), make_config(6, 12), make_config(3, 12, boneyard=True)):
-        evaluate([LookaheadPolicy(config, seed=1, samples=3, depth=2, weights=weights_for(config))] +
+        evaluate([LookaheadPolicy(config, seed=1, samples=3, depth=2, checkpoint=weights_for(config))] +
                  ["greedy"] * (config.num_players - 1), num_hands=config.num_players, seed=0,
                  num_players=config.num_players, highest_double=config.highest_double, boneyard=config.boneyard)
     td = make_policy("lookahead", 4, 9, evaluation="td_lambda", samples=4)
@@ -75,7 +75,7 @@ def test_one_sample_at_depth_zero_plays_what_the_evaluation_alone_prefers():
 def test_linear_evaluation_alone_at_depth_zero():
     config = make_config(4, 9)
     weights = np.random.default_rng(0).normal(size=NUM_FEATURES)
-    looker = LookaheadPolicy(config, seed=0, samples=1, depth=0, window=0.0, weights=weights_for(config, weights))
+    looker = LookaheadPolicy(config, seed=0, samples=1, depth=0, window=0.0, checkpoint=weights_for(config, weights))
     env = dominoes_env.raw_env(4, 9)
     env.reset(seed=2)
     observation = env.observe(env.agent_selection)
@@ -133,7 +133,7 @@ def test_first_minimum_per_run_is_argmin_of_each_run():
 @pytest.mark.parametrize("kwargs, message", [({"samples": 0}, "samples must be"), ({"depth": -1}, "depth must be"),
                                              ({"evaluation": "magic"}, "evaluation"), ({"rollout": "x"}, "rollout"),
                                              ({"epsilon": 2}, "epsilon"),
-                                             ({"evaluation": "td_lambda", "weights": "w.json"}, "weights= is")])
+                                             ({"evaluation": "td_lambda", "checkpoint": "w.json"}, "a checkpoint is the linear")])
 def test_bad_parameters_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_policy("lookahead", 4, 9, **kwargs)
@@ -192,7 +192,7 @@ def test_weights_round_trip_and_bad_files_are_one_line_errors(tmp_path):
         assert str(refusal.value).startswith(f"lookahead weights {str(path)!r}") and "\n" not in str(refusal.value)
     save_weights(path, weights)
     with pytest.raises(ValueError, match="trained for 4 players, double-9, not 3 players"):
-        LookaheadPolicy(make_config(3, 9), weights=str(path))
+        LookaheadPolicy(make_config(3, 9), checkpoint=str(path))
 
 
 def test_the_shipped_weights_play_by_default_for_their_table_only():

@@ -218,6 +218,17 @@ def test_a_resumed_league_records_only_the_games_it_plays(tmp_path, capsys):
     assert sorted(p.name for p in records.iterdir()) == [f"game_{g:08d}.json" for g in range(3, 6)]
 
 
+
+def test_a_league_refuses_a_record_directory_it_cannot_write_before_it_starts(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    assert dominoes(["league", "--policies", "random:4", "--games", "2", "--out", str(tmp_path / "out"),
+                     "--record-games", str(blocker)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("dominoes league: error: cannot write game records into") and \
+        captured.err.count("\n") == 1
+    assert "league:" not in captured.out and not (tmp_path / "out").exists()  # nothing compiled or played
+
 @pytest.mark.slow
 def test_the_ray_backend_writes_the_same_records(tmp_path):
     ray = pytest.importorskip("ray")

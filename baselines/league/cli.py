@@ -25,6 +25,7 @@ from baselines.league.runner import (
     count_recorded,
     default_workers,
     game_record_path,
+    record_directory,
     run_league,
 )
 from baselines.league.spec import (
@@ -113,6 +114,8 @@ def _play(args: argparse.Namespace) -> str:
     else:
         policies = parse_policy_arguments(args.policies)
     spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed, **config.rules())
+    if args.record_games is not None:
+        record_directory(args.record_games)  # refused before the compiling and the games, not after
     print(f"league: {spec.describe()}")
     warm_up([policy for policy, _ in spec.policies], spec.game, announce=lambda: print(COMPILING, flush=True))
     print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")

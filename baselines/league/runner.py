@@ -80,7 +80,7 @@ def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend
                                      1, MAX_WORKERS)
     except ValueError as error:
         raise LeagueError(str(error)) from None
-    records = None if record_dir is None else _record_directory(record_dir)
+    records = None if record_dir is None else record_directory(record_dir)
     recorded, writer = open_results(out_dir, spec)
     done = {record.game for record in recorded}
     missing = [game for game in range(games) if game not in done]
@@ -105,7 +105,8 @@ def game_record_path(record_dir: str | os.PathLike, game: int) -> Path:
     return Path(record_dir) / f"game_{game:08d}.json"
 
 
-def _record_directory(record_dir: str | os.PathLike) -> Path:
+def record_directory(record_dir: str | os.PathLike) -> Path:
+    """`record_dir`, created if needed; LeagueError if game records cannot be written there."""
     directory = Path(record_dir)
     try:
         directory.mkdir(parents=True, exist_ok=True)

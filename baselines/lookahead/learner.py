@@ -89,7 +89,7 @@ def play_hands(weights: LookaheadWeights, opponent: str, hands: int, config: Loo
     tables = Tables(game, config.parallel_hands, opponent, hands, rng, end_hand, counted)
     slots = game.num_players if tables.self_play else 1
     players = [[LookaheadPolicy(game, seed=np.random.default_rng([config.seed, done_before, table, slot]),
-                                samples=config.train_samples, depth=config.train_depth, weights=weights,
+                                samples=config.train_samples, depth=config.train_depth, checkpoint=weights,
                                 epsilon=config.epsilon if regression is not None else 0.0)
                 for slot in range(slots)] for table in range(config.parallel_hands)]
     evaluation = LinearEvaluation(game, weights.w)  # the learners' own: their features are what is learned
@@ -155,7 +155,7 @@ def train(config: LookaheadConfig, log: TrainingLog | None = None,
             if chunk.evaluate:
                 current = LookaheadWeights(w.copy(), config, {"hands_trained": chunk.done,
                                                                "seconds": round(time.perf_counter() - started, 1)})
-                player = LookaheadPolicy(config.game, seed=0, weights=current)
+                player = LookaheadPolicy(config.game, seed=0, checkpoint=current)
                 for name in config.eval_opponents:
                     result = evaluate_against(player, config, name, config.eval_hands)
                     if log.on_evaluation is not None:
@@ -171,4 +171,4 @@ def _stage_opponents(stage: str, weights: LookaheadWeights, config: LookaheadCon
         return stage
     path = save_weights(frozen_dir / f"previous_{len(list(frozen_dir.iterdir()))}.json",
                         LookaheadWeights(weights.w.copy(), config))
-    return f"lookahead(weights={str(path)!r}, samples={config.train_samples}, depth={config.train_depth})"
+    return f"lookahead(samples={config.train_samples}, depth={config.train_depth})@{path}"

@@ -54,16 +54,16 @@ class LookaheadPolicy(Policy):
         evaluation: "linear" (its own learned weights) or "td_lambda" (the shipped TD
             value network, in numpy).
         rollout: how every seat moves in the rollouts: "greedy", "double" or "random".
-        weights: a weights file of ``dominoes train lookahead`` (default: the shipped one),
-            or :class:`~baselines.lookahead.weights.LookaheadWeights` in memory; linear
-            evaluation only.
+        checkpoint: a weights file of ``dominoes train lookahead`` (default: the shipped one;
+            ``lookahead@FILE`` in a spec), or :class:`~baselines.lookahead.weights.LookaheadWeights`
+            in memory; linear evaluation only.
         epsilon: probability of a uniformly random legal move instead (training only).
     """
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  samples: int = 16, depth: int = 1, discount: float = 1.0, window: float = 0.05,
                  evaluation: str = "linear", rollout: str = "greedy",
-                 weights: str | os.PathLike[str] | LookaheadWeights | None = None, epsilon: float = 0.0) -> None:
+                 checkpoint: str | os.PathLike[str] | LookaheadWeights | None = None, epsilon: float = 0.0) -> None:
         super().__init__(num_players, highest_double, seed)
         self.samples = validation.integer("samples", samples, 1, MAX_SAMPLES)
         self.depth = validation.integer("depth", depth, 0, MAX_DEPTH)
@@ -73,12 +73,12 @@ class LookaheadPolicy(Policy):
         self.rollout = validation.choice("rollout", rollout, ROLLOUT_POLICIES)
         self.epsilon = validation.real("epsilon", epsilon, 0.0, 1.0, allowed="a probability")
         if self.evaluation_name == "td_lambda":
-            if weights is not None:
-                raise ValueError("weights= is the linear evaluation's; evaluation='td_lambda' uses the shipped "
-                                 "TD(lambda) checkpoint")
+            if checkpoint is not None:
+                raise ValueError("a checkpoint is the linear evaluation's weights; evaluation='td_lambda' uses the "
+                                 "shipped TD(lambda) checkpoint")
             self.evaluation: Evaluation = TDValueEvaluation(self.config)
         else:
-            self.evaluation = LinearEvaluation(self.config, self._linear_weights(weights).w)
+            self.evaluation = LinearEvaluation(self.config, self._linear_weights(checkpoint).w)
         powers = self.discount ** np.arange(self.depth + 1, dtype=np.float64)
         tiles = self.config.tiles
         self.search = Search(tiles.low, tiles.high, tiles.tiles_with_value, self.evaluation.values, self.depth,
@@ -95,7 +95,7 @@ class LookaheadPolicy(Policy):
             stat = path.stat()
             loaded = _weights_from_file(str(path), stat.st_mtime_ns, stat.st_size)
         else:
-            raise ValueError(f"weights must be a file path or LookaheadWeights, got {weights!r}")
+            raise ValueError(f"checkpoint must be a file path or LookaheadWeights, got {weights!r}")
         if loaded.config.game != self.config:
             raise ValueError(f"lookahead weights were trained for {describe_table(loaded.config.game)}, not "
                              f"{describe_table(self.config)}")
