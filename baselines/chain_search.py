@@ -362,21 +362,3 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
         cursor[depth + 1] = -1
         depth += 1
     return best, best_length
-
-
-@njit(cache=True)
-def best_chains(hands, open_values, low, high, in_pow, off_pow, max_line_length, values, lengths, chain_pips):
-    """The best chain of many hands at once: hand k is row k of `hands` (one 0/1 entry per tile
-    of the set), laid from ``open_values[k]``. Writes each chain's value, its number of tiles and
-    the pips on it into `values`, `lengths` and `chain_pips` (the learners' features read them)."""
-    positions = np.empty(max_line_length, dtype=np.int64)
-    for k in range(hands.shape[0]):
-        hand = np.nonzero(hands[k])[0].astype(np.int64)
-        value, length = search_best_chain(hand, open_values[k], low, high, in_pow, off_pow, max_line_length,
-                                          positions)
-        values[k] = value
-        lengths[k] = length
-        pips = 0
-        for i in range(length):
-            pips += low[hand[positions[i]]] + high[hand[positions[i]]]
-        chain_pips[k] = pips

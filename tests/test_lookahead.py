@@ -133,7 +133,8 @@ def test_first_minimum_per_run_is_argmin_of_each_run():
 @pytest.mark.parametrize("kwargs, message", [({"samples": 0}, "samples must be"), ({"depth": -1}, "depth must be"),
                                              ({"evaluation": "magic"}, "evaluation"), ({"rollout": "x"}, "rollout"),
                                              ({"epsilon": 2}, "epsilon"),
-                                             ({"evaluation": "td_lambda", "checkpoint": "w.json"}, "a checkpoint is the linear")])
+                                             ({"evaluation": "td_lambda", "checkpoint": "w.json"},
+                                              "a checkpoint is the linear")])
 def test_bad_parameters_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_policy("lookahead", 4, 9, **kwargs)

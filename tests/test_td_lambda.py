@@ -590,7 +590,7 @@ def test_every_option_writes_and_reads_its_default_back():
     parser = argparse.ArgumentParser()
     train_command.add_arguments(parser)
     assert train_command.config_from_arguments(parser.parse_args(["td-lambda"])) == td_lambda.TDLambdaConfig()
-    for name, option, default in td_lambda.config.command_line_options():
+    for name, option, default in td_lambda.TDLambdaConfig.command_line_options():
         if default is not None:
             assert option.check(option.flag, option.parse(option.show(default))) == default, name
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
+from baselines.policy import first_minimum_per_run
 from dominoes_env.core import rules
 
 #: Rollout policies: how the other seats move in the search (the same choices as the named policies).
@@ -99,16 +100,6 @@ def final_pips(states, seat, low, high):
             rules.hand_scores(states[k], low, high, scores)
             out[k] = scores[seat]
     return out
-
-
-def first_minimum_per_run(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
-    """Index of the first smallest value of each consecutive run (np.argmin of each run)."""
-    starts = np.cumsum(run_lengths) - run_lengths
-    run_of = np.repeat(np.arange(run_lengths.shape[0]), run_lengths)
-    at_minimum = np.flatnonzero(values == np.minimum.reduceat(values, starts)[run_of])
-    first = np.ones(at_minimum.shape[0], dtype=np.bool_)
-    first[1:] = run_of[at_minimum[1:]] != run_of[at_minimum[:-1]]
-    return at_minimum[first]
 
 
 class Search:

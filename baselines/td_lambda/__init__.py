@@ -32,7 +32,6 @@ from baselines.td_lambda.checkpoint import (
 from baselines.td_lambda.config import (
     SELF_PLAY,
     TDLambdaConfig,
-    check_opponents,
     parse_curriculum,
 )
 from baselines.td_lambda.features import (
@@ -83,7 +82,6 @@ __all__ = [  # the training names are loaded on first use (see _TRAINING_NAMES)
     "TrainingLog",
     "ValueNetwork",
     "build_network",
-    "check_opponents",
     "evaluate_network",
     "load_checkpoint",
     "make_features",

@@ -12,18 +12,17 @@ from a checkpoint) can ask for an absurd allocation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from baselines.learning import options
 from baselines.learning.config import LearnerConfig
-from baselines.learning.options import SELF_PLAY, Option, option, parse_curriculum
+from baselines.learning.options import SELF_PLAY, option, parse_curriculum
 from baselines.td_lambda.architecture import Architecture
 from baselines.td_lambda.features import VARIANTS, input_size
 from dominoes_env.core import validation
 
-__all__ = ["SELF_PLAY", "TDLambdaConfig", "check_opponents", "command_line_options", "parse_curriculum"]
+__all__ = ["SELF_PLAY", "TDLambdaConfig", "parse_curriculum"]
 
 MAX_WIDTH = 4096  #: widest hidden block
 MAX_LAYERS = 8  #: most hidden blocks
@@ -118,17 +117,3 @@ class TDLambdaConfig(LearnerConfig):
             values = {**values, "highest_double": values["highest_dominoe"]}
             del values["highest_dominoe"]
         return super().from_dict(values)
-
-
-def command_line_options() -> Iterator[tuple[str, Option, Any]]:
-    """(field name, its option, its default) for every field, in declaration order."""
-    return TDLambdaConfig.command_line_options()
-
-
-def check_opponents(config: TDLambdaConfig) -> None:
-    """Refuse a run whose curriculum or evaluation names a policy that is not registered.
-
-    Raises:
-        ValueError: naming the unknown opponents and the known ones.
-    """
-    config.check_opponents()
