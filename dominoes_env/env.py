@@ -122,6 +122,8 @@ class DominoesEnv(AECEnv):
 
     metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": RENDER_MODES, "is_parallelizable": False,
                                 "render_fps": 2}
+    np_random: np.random.Generator  # the deals' generator, seeded by reset()
+    np_random_seed: int
 
     @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
@@ -172,11 +174,14 @@ class DominoesEnv(AECEnv):
         """
         seed = validation.seed("seed", seed)
         options = dict(options or {})
-        if seed is not None or not hasattr(self, "_np_random_seeded"):
-            self.np_random, self.np_random_seed = _seeded(seed)
-            self._np_random_seeded = True
-        self.game = Game(self.config, self.num_hands, self.np_random, options.get("position"),
-                         options.get("hand_index"), options.get("hands_played", 0), options.get("game_scores"))
+        reseed = seed is not None or not hasattr(self, "_np_random_seeded")
+        seeded: tuple[np.random.Generator, int] = _seeded(seed) if reseed else (self.np_random, self.np_random_seed)
+        game = Game(self.config, self.num_hands, seeded[0], options.get("position"), options.get("hand_index"),
+                    options.get("hands_played", 0), options.get("game_scores"))
+        # nothing changes before every option is accepted: a refused reset leaves the episode as it was
+        self.np_random, self.np_random_seed = seeded
+        self.game = game
+        self._np_random_seeded = True
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

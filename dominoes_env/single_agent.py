@@ -152,20 +152,22 @@ class SingleAgentEnv(gymnasium.Env):
         options = dict(options or {})
         n = self.config.num_players
         if "seat" in options:
-            self.seat = validation.integer("seat", options["seat"], 0, n - 1)
+            seat = validation.integer("seat", options["seat"], 0, n - 1)
         elif self.fixed_seat is not None:
-            self.seat = self.fixed_seat
+            seat = self.fixed_seat
         else:
-            self.seat = int(self.np_random.integers(n))
-        opponents = self._episode_opponents()
-        self.players = [None] * n
-        for k, player in enumerate(opponents, start=1):
-            self.players[(self.seat + k) % n] = player
+            seat = int(self.np_random.integers(n))
+        players: list[Player | None] = [None] * n
+        for k, player in enumerate(self._episode_opponents(), start=1):
+            players[(seat + k) % n] = player
         position = options.get("position")
         if position is not None and not isinstance(position, HandState):
             raise ValueError(f"options['position'] must be a HandState, got {position!r}")
-        self.game = Game(self.config, self.num_hands, self.np_random, position, options.get("hand_index"),
-                         options.get("hands_played", 0), options.get("game_scores"))
+        game = Game(self.config, self.num_hands, self.np_random, position, options.get("hand_index"),
+                    options.get("hands_played", 0), options.get("game_scores"))
+        # the episode changes only now that every option was accepted: a refused reset leaves
+        # the game in progress, its seat and its players as they were
+        self.seat, self.players, self.game = seat, players, game
         self._reset_opponents()
         self._finished: dict[str, Any] = {}
         self._play_opponents()

@@ -526,3 +526,41 @@ def test_reset_from_a_position_refuses_a_foreign_or_finished_one():
     blocked = HandState.from_position(config, [[tile(1, 2)], [tile(3, 4)], [tile(0, 0)], [tile(5, 5)]], 9)
     with pytest.raises(ValueError, match="finished"):
         env.reset(seed=0, options={"position": blocked})
+
+
+REFUSED_RESETS = [
+    ({"game_scores": 5}, "game_scores must be a list of 4 scores, got 5"),
+    ({"game_scores": [1, 2]}, "game_scores must give 4 scores, got 2"),
+    ({"hands_played": 7}, "hands_played must be an integer from 0 to 2, got 7"),
+]
+
+
+@pytest.mark.parametrize("options, message", REFUSED_RESETS)
+def test_a_refused_reset_leaves_the_aec_episode_as_it_was(options, message):
+    """The refused reset names the option; the game goes on as if it had not been called, the
+    deals' generator included (a seed given with the refused call is not taken)."""
+    env, twin = dominoes_env.raw_env(4, 9, num_hands=3), dominoes_env.raw_env(4, 9, num_hands=3)
+    for e in (env, twin):
+        e.reset(seed=3)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        env.reset(seed=5, options=options)
+    hands = 0
+    while twin.agents and hands < 2:  # the same moves, through the end of the first hand into the next deal
+        action = int(np.flatnonzero(twin.observe(twin.agent_selection)["action_mask"])[0])
+        for e in (env, twin):
+            e.step(action)
+        hands += bool(twin.infos[twin.agent_selection].get("hand_scores") is not None)
+        assert np.array_equal(env.observe(env.agent_selection)["observation"],
+                              twin.observe(twin.agent_selection)["observation"])
+    assert hands >= 1
+
+
+@pytest.mark.parametrize("options, message", [*REFUSED_RESETS, ({"seat": 4}, "seat must be an integer from 0 to 3")])
+def test_a_refused_reset_leaves_the_single_agent_episode_as_it_was(options, message):
+    """Seat, players and game stay those of the episode in progress."""
+    env = dominoes_env.SingleAgentEnv(opponents="random", num_hands=3)
+    env.reset(seed=1)
+    seat, players, game = env.seat, list(env.players), env.game
+    with pytest.raises(ValueError, match=re.escape(message)):
+        env.reset(options=options)
+    assert env.seat == seat and env.players == players and env.game is game

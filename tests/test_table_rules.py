@@ -202,6 +202,21 @@ def test_the_double_to_cover_is_observed_egocentrically():
         position(COVER, [[(0, 1)], [(5, 2)], [(1, 1)]], boneyard=[(3, 3)])
 
 
+def test_a_boneyard_larger_than_the_deal_leaves_is_refused_by_both_constructors():
+    """It would be no position of the game, and its observation has room for the deal's boneyard only."""
+    assert BONEYARD.boneyard_at_deal == 13
+    rest = [(a, b) for a in range(7) for b in range(a, 7) if (a, b) not in {(0, 1), (5, 2), (1, 1), (2, 5)}]
+    with pytest.raises(ValueError, match="a boneyard of 25 tiles; the deal leaves at most 13 face down"):
+        position(BONEYARD, [[(0, 1)], [(5, 2)], [(1, 1)]], boneyard=rest)
+    with pytest.raises(ValueError, match="a boneyard of 25 tiles; the deal leaves at most 13 face down"):
+        HandState.from_deal(BONEYARD, [tiles(BONEYARD, (0, 1)), tiles(BONEYARD, (2, 5)), tiles(BONEYARD, (6, 6))], 6,
+                            boneyard=tiles(BONEYARD, *[tile for tile in rest if tile != (6, 6)] + [(1, 1)]))
+    largest = position(BONEYARD, [[(0, 1)], [(5, 2)], [(1, 1)]], boneyard=rest[:13])
+    env = dominoes_env.raw_env(3, 6, boneyard=True)
+    env.reset(options={"position": largest})
+    assert dominoes_env.decode_observation(env.observe("player_0")["observation"], BONEYARD)["boneyard_size"] == 13
+
+
 # --------------------------------------------------------------------------- every layer, every combination
 @pytest.mark.parametrize("rules", RULE_SETS, ids=RULE_IDS)
 def test_pettingzoo_api_and_seed_tests_under_every_table_rule(rules):

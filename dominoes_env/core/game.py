@@ -34,6 +34,8 @@ class Game:
         self.hands_before = integer("hands_played", hands_played, 0, self.num_hands - 1)
         self.totals = np.zeros(config.num_players, dtype=np.int64)
         if game_scores is not None:
+            if not isinstance(game_scores, (list, tuple, np.ndarray)):
+                raise ValueError(f"game_scores must be a list of {config.num_players} scores, got {game_scores!r}")
             scores = [integer("game_scores", score, 0, config.total_pips * self.num_hands) for score in game_scores]
             if len(scores) != config.num_players:
                 raise ValueError(f"game_scores must give {config.num_players} scores, got {len(scores)}")

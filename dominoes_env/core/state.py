@@ -13,7 +13,7 @@ from functools import cache
 import numpy as np
 
 from dominoes_env.core import actions, rules, validation
-from dominoes_env.core.config import GameConfig
+from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.validation import as_integer, integer
 
@@ -111,6 +111,7 @@ class HandState:
         every = np.concatenate([*dealt, pile])
         if every.size != t or np.any(np.sort(every) != np.arange(t)):
             raise ValueError(f"a deal must hold each of the {t} tiles (indices 0..{t - 1}) exactly once")
+        _check_boneyard_size(config, pile.shape[0])
         engine_value = integer("engine_value", engine_value, 0, config.highest_double)
         if config.tiles.double(engine_value) in set(pile.tolist()):
             raise ValueError("the engine must be in a hand (with a boneyard, the players draw until one holds it)")
@@ -207,6 +208,7 @@ class HandState:
         config = self.config
         if (boneyard or drew) and not config.boneyard:
             raise ValueError("a boneyard (or a draw) needs the boneyard rule (make_config(..., boneyard=True))")
+        _check_boneyard_size(config, len(boneyard))
         for tile in boneyard:
             self._claim(tile, seen)
             self.owner[tile] = rules.IN_BONEYARD
@@ -416,3 +418,11 @@ class HandState:
     def __repr__(self) -> str:
         return (f"HandState(players={self.config.num_players}, highest={self.config.highest_double}, "
                 f"engine={self.engine_value}, to_move={self.current_player}, over={self.is_over})")
+
+
+def _check_boneyard_size(config: GameConfig, count: int) -> None:
+    """A boneyard only shrinks after the deal: more tiles than the deal leaves face down is no
+    position of this game (and would not fit the observation's boneyard field)."""
+    if count > config.boneyard_at_deal:
+        raise ValueError(f"a boneyard of {count} tiles; the deal leaves at most {config.boneyard_at_deal} face down "
+                         f"in {describe_table(config)}")
