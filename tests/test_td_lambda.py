@@ -367,6 +367,24 @@ def test_the_train_command_refuses_unknown_opponents(tmp_path, capsys):
     assert "unknown opponent(s) ['nobody']" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("arguments, misused", [
+    (["sarsa", "--curriculum", "self+double:1"], "'self'"),
+    (["sarsa", "--eval-opponents", "self"], "'self'"),
+    (["td-lambda", "--eval-opponents", "random,self"], "'self'"),
+    (["lookahead", "--curriculum", "double:1,previous+random:1"], "'previous'"),
+    (["lookahead", "--eval-opponents", "previous"], "'previous'"),
+])
+def test_a_special_stage_is_refused_anywhere_but_as_a_whole_stage_before_anything_is_written(tmp_path, capsys,
+                                                                                            arguments, misused):
+    parser = argparse.ArgumentParser()
+    train_command.add_arguments(parser)
+    out = tmp_path / "run"
+    assert train_command.run(parser.parse_args([*arguments, "--hands", "16", "--checkpoint-dir", str(out)])) == 2
+    err = capsys.readouterr().err
+    assert f"{misused} can only be a whole curriculum stage" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("players, highest", [(2, 6), (4, 9), (6, 12)])
 def test_compiled_basic_features_match_a_numpy_reading_of_the_layout(players, highest):
     """The compiled feature pass against the fields read with plain numpy slicing."""

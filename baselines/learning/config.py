@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -118,10 +118,15 @@ class LearnerConfig:
         counts = np.diff(np.concatenate([[0], bounds]))
         return [(name, int(count)) for (name, _), count in zip(self.curriculum, counts)]
 
+    #: curriculum stages that are no policy ("self": self-play): a whole stage only, never part
+    #: of a "+" combination or an evaluation opponent
+    SPECIAL_STAGES: ClassVar[tuple[str, ...]] = (SELF_PLAY,)
+
     def opponent_names(self) -> set[str]:
-        """Every policy name the run plays against (curriculum and evaluation), "self" left out."""
-        named = {part for stage, _ in self.curriculum for part in stage.split("+")} | set(self.eval_opponents)
-        return named - {SELF_PLAY}
+        """Every policy name the run plays against (curriculum and evaluation); a special stage
+        counts only where it is a whole stage."""
+        named = {part for stage, _ in self.curriculum if stage not in self.SPECIAL_STAGES for part in stage.split("+")}
+        return named | set(self.eval_opponents)
 
     def check_opponents(self) -> None:
         """Refuse a run whose curriculum or evaluation names a policy that is not registered.
@@ -129,7 +134,7 @@ class LearnerConfig:
         Raises:
             ValueError: naming the unknown opponents and the known ones.
         """
-        options.check_opponents(self.opponent_names())
+        options.check_opponents(self.opponent_names(), self.SPECIAL_STAGES)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -167,8 +167,10 @@ def eval_opponents(name: str, value: Any) -> tuple[str, ...]:
     return tuple(opponent(f"{name} entry", who) for who in value)
 
 
-def check_opponents(named: set[str]) -> None:
-    """Refuse a run that plays against a policy that is not registered ("self" is self-play).
+def check_opponents(named: set[str], special_stages: tuple[str, ...] = (SELF_PLAY,)) -> None:
+    """Refuse a run that plays against a policy that is not registered (`named` holds the
+    special stages, such as "self", only where they are misused: in a combination or an
+    evaluation).
 
     Not part of a configuration's own checks: a weights file stays readable in an
     installation that lacks a policy it was trained against.
@@ -179,6 +181,11 @@ def check_opponents(named: set[str]) -> None:
     from baselines.registry import policy_names
 
     known = set(policy_names())
-    unknown = named - known - {SELF_PLAY}
+    misused = sorted(named & set(special_stages))
+    if misused:
+        raise ValueError(f"{', '.join(map(repr, misused))} can only be a whole curriculum stage, not part of a "
+                         f"'+' combination or an evaluation opponent")
+    unknown = named - known
     if unknown:
-        raise ValueError(f"unknown opponent(s) {sorted(unknown)}; known: {sorted(known | {SELF_PLAY})}")
+        raise ValueError(f"unknown opponent(s) {sorted(unknown)}; known: {sorted(known)}, and as a whole curriculum "
+                         f"stage {', '.join(map(repr, special_stages))}")

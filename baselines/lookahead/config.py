@@ -15,11 +15,11 @@ self-play.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from baselines.learning import options
 from baselines.learning.config import CURRICULUM, EVAL_OPPONENTS, HANDS, TABLES, LearnerConfig
-from baselines.learning.options import option
+from baselines.learning.options import SELF_PLAY, option
 from dominoes_env.core import validation
 
 PREVIOUS = "previous"  #: the curriculum's name for the learner's own weights as a stage began
@@ -86,9 +86,7 @@ class LookaheadConfig(LearnerConfig):
         if self.alpha_floor > self.alpha:
             raise ValueError(f"alpha_floor must be at most alpha ({self.alpha}), got {self.alpha_floor}")
 
-    def opponent_names(self) -> set[str]:
-        """Every policy name the run plays against, "self" and "previous" left out."""
-        return super().opponent_names() - {PREVIOUS}
+    SPECIAL_STAGES: ClassVar[tuple[str, ...]] = (SELF_PLAY, PREVIOUS)
 
     def step_size(self, hands_done: int) -> float:
         """The step size after `hands_done` hands: halves every `alpha_half_life` hands, down to `alpha_floor`."""
