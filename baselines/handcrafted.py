@@ -87,18 +87,28 @@ class ObservationView:
 
     def __init__(self, config: GameConfig) -> None:
         self.layout = observation_layout(config)
+        # the slices, found by name once: a decision reads them without looking fields up again
+        self._hand = self._row(0, "hand")
+        self._own_open_values = self._row(0, "open_values")
+        self._played_on_own_line = self._row(0, "played")
+
+    def _row(self, row: int, name: str) -> slice:
+        """Row `row` of field `name` (the whole field when it is one row)."""
+        field = self.layout.field(name)
+        width = field.shape[-1]
+        return slice(field.offset + row * width, field.offset + (row + 1) * width)
 
     def hand_tiles(self, observation: np.ndarray) -> np.ndarray:
         """Tiles held, ascending (int64)."""
-        return self.layout.views(observation)["hand"].nonzero()[0]
+        return observation[self._hand].nonzero()[0]
 
     def open_value(self, observation: np.ndarray) -> int:
         """The open value of the player's own line (row 0 of ``open_values``)."""
-        return int(self.layout.views(observation)["open_values"][0].argmax())
+        return int(observation[self._own_open_values].argmax())
 
     def tiles_on_own_line(self, observation: np.ndarray) -> int:
         """How many tiles lie on the player's own line (row 0 of ``played``), anyone's."""
-        return int(np.count_nonzero(self.layout.views(observation)["played"][0]))
+        return int(np.count_nonzero(observation[self._played_on_own_line]))
 
 
 def _per_action(config: GameConfig, tile_scores: np.ndarray) -> np.ndarray:
