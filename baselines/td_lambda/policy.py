@@ -95,9 +95,13 @@ def _relu_layer_norm(y: Any, bias: Any, norm_weight: Any, norm_bias: Any) -> Non
 
 
 def predicted_final_pips(value: ValueFunction, features: BasicFeatures, vectors: np.ndarray,
-                         ends_hand: np.ndarray) -> np.ndarray:
-    """V of each after-state; a hand-ending after-state is worth exactly the pips the mover still holds."""
-    values = value.predict(features(vectors))
+                         ends_hand: np.ndarray, inputs: np.ndarray | None = None) -> np.ndarray:
+    """V of each after-state; a hand-ending after-state is worth exactly the pips the mover still holds.
+
+    `inputs`: ``features(vectors)`` when the caller already has them (the trainer keeps them
+    for its traces).
+    """
+    values = value.predict(features(vectors) if inputs is None else inputs)
     if ends_hand.any():
         values[ends_hand] = features.own_pips(vectors[ends_hand])
     return values

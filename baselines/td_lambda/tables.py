@@ -56,11 +56,12 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
         rows, legal = np.nonzero(masks)  # every legal move of every table, by table
         counts = np.bincount(rows, minlength=playing.shape[0])
         vectors, ends_hand = afterstates(observations, legal, game, rows=rows)
-        values = predicted_final_pips(network, features, vectors, ends_hand)
+        inputs = features(vectors)  # once: the chosen rows feed the traces too
+        values = predicted_final_pips(network, features, vectors, ends_hand, inputs)
         chosen = first_minimum_per_run(values, counts)
         if epsilon:
             explore = rng.random(playing.shape[0]) < epsilon
             chosen[explore] = random_per_run(counts, explore, rng)
         if traces is not None:
-            traces.step(playing, tables.slots(seats), values[chosen], ends_hand[chosen], features(vectors[chosen]))
+            traces.step(playing, tables.slots(seats), values[chosen], ends_hand[chosen], inputs[chosen])
         tables.play(playing, legal[chosen])
