@@ -30,8 +30,46 @@ def registry_restored():
     policy._REGISTRY.update(saved)
 
 
+def _quickstart(namespace: dict) -> None:
+    """A whole hand of random play: four non-negative scores, who went out among the seats, and
+    the last observation decoded for a seat of the table."""
+    info = namespace["info"]
+    assert len(info["hand_scores"]) == 4 and min(info["hand_scores"]) >= 0
+    assert info["went_out"] is None or info["went_out"] in range(4)
+    assert len(namespace["view"]["hand_sizes"]) == 4
+
+
+def _one_policy_move(namespace: dict) -> None:
+    """The policy chose a legal move of the position it saw."""
+    assert namespace["observation"]["action_mask"][namespace["action"]] == 1
+    assert "persistent_line" in namespace["policy_names"]()
+
+
+def _evaluation(namespace: dict) -> None:
+    result = namespace["result"]
+    assert sorted(result.labels) == ["double", "persistent_line", "random", "td_lambda"]
+    assert all(result[label].hands == 200 for label in result.labels)
+    assert result["td_lambda"].mean_pips < result["random"].mean_pips
+
+
+def _single_agent_step(namespace: dict) -> None:
+    env = namespace["env"]
+    assert namespace["observation"] in env.observation_space and namespace["info"]["seat"] in range(4)
+    assert namespace["reward"] == 0 or namespace["terminated"]  # a reward only when the hand ends
+
+
+#: What each README snippet must have done besides running (the README's snippets, in order).
+README_CHECKS = [_quickstart, _one_policy_move, _evaluation, _single_agent_step]
+
+
+def test_every_readme_snippet_has_its_check():
+    assert len(README_CHECKS) == sum(path.name == "README.md" for path, _, _ in SNIPPETS)
+
+
 @pytest.mark.parametrize("path, index, block", SNIPPETS,
                          ids=[f"{path.relative_to(ROOT)}#{index}" for path, index, _ in SNIPPETS])
 def test_snippet_runs_on_its_own(path, index, block, registry_restored):
     namespace: dict = {"__name__": "__snippet__"}  # a fresh namespace: nothing carried from another snippet
     exec(compile(block, f"{path.name} snippet {index}", "exec"), namespace)
+    if path.name == "README.md":
+        README_CHECKS[index](namespace)
