@@ -1,13 +1,21 @@
-"""Shared helpers for the engine and env tests."""
+"""Shared helpers of the tests: golden hands, positions, and running the library examples."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from dominoes_env.core import HandState
 
 DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 
 
 def load_golden_hands() -> list[dict]:
@@ -19,3 +27,38 @@ def load_golden_hands() -> list[dict]:
 def start_env_from_hand(env, hand: HandState, hand_index: int = 0) -> None:
     """Reset `env` to start from `hand` (the env's public ``position`` reset option)."""
     env.reset(seed=0, options={"position": hand, "hand_index": hand_index})
+
+
+@pytest.fixture
+def import_example(monkeypatch) -> Iterator[Callable[[str], ModuleType]]:
+    """Imports an example script as a module (the examples import their shared helpers from their
+    own folder), with torch on one thread as the scripts run it: small networks on a shared
+    machine are several times slower with more. The thread count is restored afterwards."""
+    import torch
+
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield importlib.import_module
+    torch.set_num_threads(threads)
+
+
+def run_library_snippets(page: Path) -> list[dict]:
+    """Runs each ```py snippet of a docs page (the snippets that need an RL library;
+    tests/test_readme.py, which runs under the test extra alone, takes the ```python ones), each
+    in a fresh namespace; returns the namespaces."""
+    snippets = re.findall(r"```py\n(.*?)```", page.read_text(), flags=re.S)
+    assert snippets, f"no ```py snippet in {page}"
+    namespaces = []
+    for index, block in enumerate(snippets):
+        namespace: dict = {"__name__": "__snippet__"}
+        exec(compile(block, f"{page.name} py snippet {index}", "exec"), namespace)
+        namespaces.append(namespace)
+    return namespaces
+
+
+def printed_gain(output: str) -> float:
+    """The gain over a random player in the same seats and deals that examples/rating.py prints."""
+    match = re.search(r"gain ([+-]\d+\.\d+) ± (\d+\.\d+) pips per hand", output)
+    assert match, output
+    return float(match.group(1))

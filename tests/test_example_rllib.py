@@ -7,7 +7,6 @@ the tests, so any environment collects this file.
 
 from __future__ import annotations
 
-import importlib
 import math
 from pathlib import Path
 
@@ -22,17 +21,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.fixture
-def example(monkeypatch):
-    """The example as a module (the examples import their shared rating.py from their own folder),
-    with torch on one thread as the script runs it: small networks on a shared machine are several
-    times slower with more."""
-    import torch
-
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield importlib.import_module("rllib_ppo")
-    torch.set_num_threads(threads)
+def example(import_example):
+    return import_example("rllib_ppo")
 
 
 def test_the_adapter_observes_only_the_mover_and_pays_every_seat_its_hand(example):
@@ -77,3 +67,12 @@ def test_one_training_iteration_and_its_agent_plays_only_legal_moves(example):
     for table in (result.rating.against_random, result.rating.against_baselines):
         assert table[result.label].hands == 48
     assert math.isfinite(result.rating.gain.gain)
+
+
+def test_the_default_budget_learns_to_beat_random_players(example):
+    """The example's own budget (5 x 2,000 steps): the agent holds at least 2 pips a hand fewer than a
+    random player in the same seats and deals. Measured: +4.78 ± 1.06 at seed 0 over these 400 hands
+    (RLlib's runs are not repeatable to the digit: +3.70 and +4.75 over 2,000 hands in two runs of the
+    same command); an untrained network is within about ±1.4 of 0."""
+    result = example.main(["--eval-hands", "400", "--seed", "0"])
+    assert result.rating.gain.gain >= 2.0

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +39,7 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
     assert out.count(f"| maskable_ppo@{model} | {EVAL_HANDS} |") == 2, out  # its rows of the two tables
     for baseline in ("persistent_line", "double", "greedy"):
         assert f"| {baseline} |" in out
-    gain = float(re.search(r"gain ([+-]\d+\.\d+) ± (\d+\.\d+) pips per hand", out).group(1))
+    gain = printed_gain(out)
     assert gain >= MIN_GAIN, out
 
     dominoes = Path(sys.executable).with_name("dominoes")
@@ -61,8 +62,4 @@ def test_the_docs_sb3_snippets_run_on_their_own():
     (tests/test_readme.py, which runs under the test extra alone, takes the ```python ones); each runs
     in a fresh namespace."""
     pytest.importorskip("sb3_contrib")
-    page = ROOT / "docs" / "integrations" / "stable_baselines3.md"
-    snippets = re.findall(r"```py\n(.*?)```", page.read_text(), flags=re.S)
-    assert snippets, f"no ```py snippet in {page}"
-    for index, block in enumerate(snippets):
-        exec(compile(block, f"{page.name} py snippet {index}", "exec"), {"__name__": "__snippet__"})
+    run_library_snippets(ROOT / "docs" / "integrations" / "stable_baselines3.md")

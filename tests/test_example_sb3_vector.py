@@ -3,13 +3,13 @@ SB3VecEnv adapter against SB3's conventions, and the docs' SB3 snippet (slow: ab
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def test_the_example_trains_on_the_vector_env_and_beats_random_players(tmp_path)
     # the rating plays the saved file through baselines.evaluate, whose env raises on an illegal move
     for table in ("against three random players", "against the baselines"):
         assert f"## maskable_ppo@{model} {table}" in run.stdout, run.stdout
-    gain = float(re.search(r"gain ([+-]\d+\.\d+) ± (\d+\.\d+) pips per hand", run.stdout).group(1))
+    gain = printed_gain(run.stdout)
     assert gain >= MIN_GAIN, run.stdout
 
 
@@ -81,8 +81,5 @@ def test_sb3_vec_env_follows_sb3_conventions():
 
 def test_the_docs_sb3_snippet_runs():
     pytest.importorskip("sb3_contrib")
-    text = (ROOT / "docs" / "vector.md").read_text()
-    (snippet,) = re.findall(r"```py\n(.*?)```", text, flags=re.S)
-    namespace: dict = {"__name__": "__snippet__"}
-    exec(compile(snippet, "docs/vector.md sb3 snippet", "exec"), namespace)
+    (namespace,) = run_library_snippets(ROOT / "docs" / "vector.md")
     assert namespace["model"].num_timesteps >= 4096

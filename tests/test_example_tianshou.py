@@ -4,12 +4,12 @@ need tianshou."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -39,20 +39,15 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
     assert out.count(f"| tianshou_dqn.TianshouDQNPolicy@{saved} | {EVAL_HANDS} |") == 2, out  # the two tables
     for baseline in ("persistent_line", "double", "greedy"):
         assert f"| {baseline} |" in out
-    gain = float(re.search(r"gain ([+-]\d+\.\d+) ± (\d+\.\d+) pips per hand", out).group(1))
+    gain = printed_gain(out)
     assert gain >= MIN_GAIN, out
 
 
-def test_the_mask_reaches_tianshou_as_it_expects():
+def test_the_mask_reaches_tianshou_as_it_expects(import_example):
     """The wrapper gives Tianshou ``obs`` and a boolean ``mask`` equal to the env's legal moves, and infos
     with the same keys at every step (Tianshou stacks them into arrays)."""
     pytest.importorskip("tianshou")
-    sys.path.insert(0, str(EXAMPLE.parent))
-    try:
-        import tianshou_dqn
-    finally:
-        sys.path.remove(str(EXAMPLE.parent))
-    env = tianshou_dqn.make_env()
+    env = import_example("tianshou_dqn").make_env()
     observation, info = env.reset(seed=0)
     keys = set(info)
     for _ in range(200):
@@ -71,8 +66,4 @@ def test_the_docs_tianshou_snippets_run_on_their_own():
     """docs/integrations/tianshou.md marks the snippets that need tianshou ```py (tests/test_readme.py, which
     runs under the test extra alone, takes the ```python ones); each runs in a fresh namespace."""
     pytest.importorskip("tianshou")
-    page = ROOT / "docs" / "integrations" / "tianshou.md"
-    snippets = re.findall(r"```py\n(.*?)```", page.read_text(), flags=re.S)
-    assert snippets, f"no ```py snippet in {page}"
-    for index, block in enumerate(snippets):
-        exec(compile(block, f"{page.name} py snippet {index}", "exec"), {"__name__": "__snippet__"})
+    run_library_snippets(ROOT / "docs" / "integrations" / "tianshou.md")

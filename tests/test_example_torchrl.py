@@ -1,36 +1,22 @@
 """examples/torchrl_ppo.py end to end with a small budget, and the TorchRL view of the env it relies on.
 
-Slow (TorchRL's per-step overhead): CI runs it with the ``examples`` extra (``pytest -m "slow and not rllib"``).
+Slow (TorchRL's per-step overhead): CI runs it with the ``examples`` extra (``pytest -m "not rllib"``).
 TorchRL is imported only inside the tests, so the default run collects this file without it.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import re
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-
 
 @pytest.fixture
-def example(monkeypatch):
-    """The example as a module (the examples import their shared rating.py from their own folder),
-    with torch on one thread as the script runs it: small networks on a shared machine are several
-    times slower with more."""
-    import torch
-
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield importlib.import_module("torchrl_ppo")
-    torch.set_num_threads(threads)
+def example(import_example):
+    return import_example("torchrl_ppo")
 
 
 def test_the_env_passes_check_env_specs_and_random_play_obeys_the_mask(example):
@@ -81,8 +67,12 @@ def test_bad_budgets_are_one_line_errors(example, capsys):
 def test_the_docs_torchrl_snippets_run_on_their_own():
     """docs/integrations/torchrl.md marks the snippets that need torchrl ```py (tests/test_readme.py,
     which runs under the test extra alone, takes the ```python ones); each runs in a fresh namespace."""
-    page = ROOT / "docs" / "integrations" / "torchrl.md"
-    snippets = re.findall(r"```py\n(.*?)```", page.read_text(), flags=re.S)
-    assert snippets, f"no ```py snippet in {page}"
-    for index, block in enumerate(snippets):
-        exec(compile(block, f"{page.name} py snippet {index}", "exec"), {"__name__": "__snippet__"})
+    run_library_snippets(ROOT / "docs" / "integrations" / "torchrl.md")
+
+
+def test_the_default_budget_learns_to_beat_random_players(example):
+    """The example's own budget (10 x 1,024 steps): the agent holds at least 2 pips a hand fewer than a
+    random player in the same seats and deals. Measured: +4.14 ± 1.21 at seed 0 over these 400 hands;
+    an untrained network is within about ±1.4 of 0, so the bound fails an agent that learned nothing."""
+    result = example.main(["--eval-hands", "400", "--seed", "0"])
+    assert result.rating.gain.gain >= 2.0
