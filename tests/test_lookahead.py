@@ -203,3 +203,26 @@ def test_the_shipped_weights_play_by_default_for_their_table_only():
     with pytest.raises(ValueError, match="no lookahead weights file ships for 3 players"):
         LookaheadPolicy(make_config(3, 6))
     make_policy("lookahead", 4, 9)  # the shipped file loads
+
+
+# --------------------------------------------------------------------------- strength (slow)
+@pytest.mark.slow
+def test_the_shipped_player_beats_greedy_and_persistent_line():
+    """Measured at this seed and size: 2.52 against greedy's 14.39, 9.04 against persistent_line's 11.46."""
+    for opponent, margin in (("greedy", 5.0), ("persistent_line", 1.0)):
+        player, opponents = evaluate(["lookahead", f"{opponent}:3"], num_hands=400, seed=1).policies
+        assert player.mean_pips < opponents.mean_pips - margin, opponent
+
+
+@pytest.mark.slow
+def test_a_short_training_run_learns_an_evaluation_that_beats_greedy():
+    """1,200 hands against double (about 5 s): measured 2.92 pips a hand against greedy's 13.61, where
+    the same search with all weights 0 holds 13.27 against greedy's 9.29."""
+    from baselines.lookahead.learner import train
+
+    config = LookaheadConfig(hands=1200, curriculum=(("double", 1.0),), eval_every=0, eval_opponents=())
+    trained = train(config)
+    for weights, beats_greedy in ((trained, True), (LookaheadWeights(np.zeros_like(trained.w), config), False)):
+        player = LookaheadPolicy(config.game, seed=0, checkpoint=weights)
+        mine, greedy = evaluate([player, "greedy:3"], num_hands=400, seed=1).policies
+        assert (mine.mean_pips < greedy.mean_pips - 5.0) == beats_greedy
