@@ -18,7 +18,7 @@ from typing import TextIO
 
 import numpy as np
 
-from baselines.human import ReadLine, paint_ansi, supports_colour
+from baselines.human import ReadLine, check_writable, paint_ansi, supports_colour
 from dominoes_env.core import validation
 from dominoes_env.core.render import Paint, plain, render_table
 from dominoes_env.records import RecordedGame, RecordedPosition, read_record, replay
@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     fps = validation.real("--fps", args.fps, MIN_FPS, MAX_FPS)
+    if args.gif is not None:
+        check_writable("--gif", args.gif)  # refused before the record is read and drawn, not after
+    if args.png_dir is not None and Path(args.png_dir).exists() and not Path(args.png_dir).is_dir():
+        raise ValueError(f"--png-dir {args.png_dir}: not a directory")
     recorded = read_record(args.file)
     if args.gif is None and args.png_dir is None:
         colour = args.colour == "always" or (args.colour == "auto" and supports_colour(sys.stdout))
@@ -74,22 +78,28 @@ def write_pictures(recorded: RecordedGame, png_dir: str | None, gif: str | None,
 
     painter = TablePainter(recorded.config, recorded.num_hands, "all", captions=True)
     positions = list(replay(recorded))
+    directory = None if png_dir is None else Path(png_dir)
+    if directory is not None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"--png-dir {png_dir}: cannot write there ({error.strerror})") from None
+    digits = len(str(len(positions)))
 
     def frames() -> Iterator[np.ndarray]:
-        for position in positions:
-            yield painter.draw(position.hand, position.hand_index, np.array(position.game_scores),
-                               caption(recorded, position))
+        """Each position drawn once: saved as a PNG when asked, handed on to the GIF."""
+        for k, position in enumerate(positions, start=1):
+            frame = painter.draw(position.hand, position.hand_index, np.array(position.game_scores),
+                                 caption(recorded, position))
+            if directory is not None:
+                save_png(frame, directory / f"position_{k:0{digits}d}.png")
+            yield frame
 
+    count = save_gif(frames(), gif, fps) if gif is not None else sum(1 for _ in frames())
     written = []
-    if png_dir is not None:
-        directory = Path(png_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        digits = len(str(len(positions)))
-        for k, frame in enumerate(frames(), start=1):
-            save_png(frame, directory / f"position_{k:0{digits}d}.png")
-        written.append(f"{len(positions)} PNG files into {directory}")
+    if directory is not None:
+        written.append(f"{count} PNG files into {directory}")
     if gif is not None:
-        count = save_gif(frames(), gif, fps)
         written.append(f"{gif} ({count} frames, {count / fps:.0f} s at {fps:g} frames per second)")
     return written
 

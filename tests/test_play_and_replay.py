@@ -193,6 +193,19 @@ def test_replay_refuses_a_damaged_record_in_one_line(record_file, capsys):
     assert "--fps must be a finite number in [0.1, 50]" in capsys.readouterr().err
 
 
+
+def test_replay_refuses_outputs_it_cannot_write_before_drawing(record_file, tmp_path, capsys, monkeypatch):
+    drawn = []
+    monkeypatch.setattr("baselines.replay.read_record", lambda path: drawn.append(path))  # must not be reached
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for arguments, message in ((["--gif", str(tmp_path / "missing" / "x.gif")], "--gif "),
+                               (["--png-dir", str(a_file)], f"--png-dir {a_file}: not a directory")):
+        assert dominoes(["replay", str(record_file), *arguments]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"dominoes replay: error: {message}") and err.count("\n") == 1
+    assert drawn == []
+
 # --------------------------------------------------------------------------- the league's records
 LEAGUE = make_spec(parse_policy_arguments(["random:2", "greedy:2"]), 3, 6, 2, seed=4)
 
