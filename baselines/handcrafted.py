@@ -30,7 +30,7 @@ from baselines.chain_search import (
     search_best_chain,
     value_in_hand_of,
 )
-from baselines.policy import BatchPolicy, Policy, SeedLike
+from baselines.policy import BatchPolicy, Policy, SeedLike, random_per_run
 from baselines.registry import register_policy
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
@@ -128,8 +128,7 @@ def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> 
     legal = action_masks.view(np.bool_) if action_masks.dtype.itemsize == 1 else action_masks.astype(np.bool_)
     flat = np.flatnonzero(legal)
     counts = np.count_nonzero(legal, axis=1)
-    starts = np.cumsum(counts) - counts
-    picks = flat[starts + (rng.random(legal.shape[0]) * counts).astype(np.int64)]
+    picks = flat[random_per_run(counts, np.ones(legal.shape[0], dtype=np.bool_), rng)]
     return picks - np.arange(legal.shape[0]) * legal.shape[1]
 
 

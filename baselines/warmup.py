@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,7 +45,9 @@ def warm_up(policies: Sequence[PolicySpec], config: GameConfig, announce: Callab
             helper.start()
             _play_once(distinct[0::2], config)
             helper.join()
-        _play_once(distinct, config)  # the helper's half now comes from the cache
+            _play_once(distinct[1::2], config)  # the helper's half, now loaded from the cache
+        else:
+            _play_once(distinct, config)
 
 
 def _play_once(policies: Sequence[PolicySpec], config: GameConfig) -> None:
@@ -73,9 +74,9 @@ def _cores() -> int:
 
 
 def _context() -> Any:  # a multiprocessing context (typeshed's BaseContext lacks Process)
-    # fork starts the helper at once with everything imported; elsewhere spawn imports anew
-    method = "fork" if sys.platform == "linux" else "spawn"
-    return multiprocessing.get_context(method)
+    from baselines.league.runner import start_method  # the league workers' choice, for the same reasons
+
+    return multiprocessing.get_context(start_method())
 
 
 @contextmanager
