@@ -120,6 +120,12 @@ class EvaluationResult:
             raise KeyError(f"no policy {label!r} in this evaluation; policies: {list(self.labels)}")
         return self.policies[self.labels.index(label)]
 
+    def per_deal_means(self, label: str) -> np.ndarray:
+        """Mean pips of policy `label` in each deal, over its seats and the deal's rotations (NaN
+        where it did not play): the samples of its interval, and of paired comparisons between
+        evaluations of the same deals."""
+        return _per_deal_means(self.scores, self.seating == self._index(label), self.deal)
+
     def _index(self, label: str) -> int:
         if label not in self.labels:
             raise ValueError(f"no policy {label!r} in this evaluation; policies: {list(self.labels)}")
@@ -342,12 +348,19 @@ def _summarise(labels: list[str], scores: np.ndarray, seating: np.ndarray, went_
                             config.num_players, config.highest_double, hands_per_game, seed, config)
 
 
-def _ci95(scores: np.ndarray, mine: np.ndarray, deal: np.ndarray) -> float:
-    """Half-width of the 95% interval of the mean, with each deal's mean as one sample (Student's t)."""
+def _per_deal_means(scores: np.ndarray, mine: np.ndarray, deal: np.ndarray) -> np.ndarray:
+    """Mean pips in the seats `mine` marks, deal by deal (over the deal's rotations); NaN for a
+    deal where none is marked."""
     sums = np.bincount(deal, weights=np.where(mine, scores, 0).sum(axis=1))
     counts = np.bincount(deal, weights=mine.sum(axis=1))
-    played = counts > 0
-    return ci95_half_width(sums[played] / counts[played])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts
+
+
+def _ci95(scores: np.ndarray, mine: np.ndarray, deal: np.ndarray) -> float:
+    """Half-width of the 95% interval of the mean, with each deal's mean as one sample (Student's t)."""
+    means = _per_deal_means(scores, mine, deal)
+    return ci95_half_width(means[~np.isnan(means)])
 
 
 def _progress_bar(total: int) -> Any:

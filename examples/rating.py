@@ -60,8 +60,8 @@ def gain_over_random(agent: Policy, hands: int, seed: int) -> tuple[GainOverRand
     with_agent = evaluate([agent, "random", "random", "random"], num_hands=hands, seed=seed)
     all_random = evaluate(["random"] * 4, num_hands=hands, seed=seed)
     assert np.array_equal(np.unique(with_agent.deal), np.unique(all_random.deal))  # same deals, by design
-    agent_per_deal = _per_deal_means(with_agent, with_agent.labels.index(agent.label))
-    random_per_deal = _per_deal_means(all_random, 0)
+    agent_per_deal = with_agent.per_deal_means(agent.label)
+    random_per_deal = all_random.per_deal_means("random")
     gain = GainOverRandom(agent_pips=with_agent[agent.label].mean_pips, random_pips=all_random["random"].mean_pips,
                           ci95=ci95_half_width(random_per_deal - agent_per_deal),
                           hands=with_agent[agent.label].hands, seed=seed)
@@ -84,13 +84,6 @@ def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELI
     against_baselines = evaluate([agent, *baselines], num_hands=hands, seed=seed)
     print(f"\n## {agent.label} against the baselines\n\n{against_baselines.table()}", flush=True)
     return Rating(gain, against_random, against_baselines)
-
-
-def _per_deal_means(result: EvaluationResult, policy: int) -> np.ndarray:
-    """Mean pips of one policy in each deal (over its seats and the deal's rotations)."""
-    mine = result.seating == policy
-    sums = np.bincount(result.deal, weights=np.where(mine, result.scores, 0).sum(axis=1))
-    return sums / np.bincount(result.deal, weights=mine.sum(axis=1))
 
 
 @dataclass(frozen=True)
