@@ -28,14 +28,13 @@ import torch
 from rating import SavedRun, rate
 from sb3_contrib import MaskablePPO
 from sb3_progress import ProgressLine
+from settings_cli import add_run_options, check_run_options
 from stable_baselines3.common.vec_env import VecMonitor
 
 from baselines import make_policy
 from baselines.adapters.sb3_vec_env import SB3VecEnv
 from baselines.options import count
 from dominoes_env import SingleAgentVectorEnv
-
-SEED_LIMIT = 2**32  # Stable-Baselines3 seeds NumPy's legacy generator, which takes 32-bit seeds
 
 
 def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps: int = 64) -> MaskablePPO:
@@ -49,21 +48,15 @@ def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_run_options(parser, 200_000, Path("runs/sb3_vector_env/model.zip"))
     parser.add_argument("--games", type=int, default=64, help="games stepped at once (default 64)")
-    parser.add_argument("--steps", type=int, default=200_000, help="learner decisions in all (default 200,000)")
     parser.add_argument("--n-steps", type=int, default=64, help="steps per game in each rollout (default 64)")
     parser.add_argument("--opponents", default="random", help="the other seats' policy spec (default random)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds training and the rating's deals (default 0)")
-    parser.add_argument("--out", type=Path, default=Path("runs/sb3_vector_env/model.zip"),
-                        help="where to save the trained model (default runs/sb3_vector_env/model.zip)")
-    parser.add_argument("--eval-hands", type=int, default=2000, help="hands of each rating table (default 2000)")
     args = parser.parse_args(argv)
+    check_run_options(parser, args)
     try:
         count("--games", args.games, 1, 100_000)
-        count("--steps", args.steps, 1, 10**9)
         count("--n-steps", args.n_steps, 2, 10**6)
-        count("--seed", args.seed, 0, SEED_LIMIT - 1)
-        count("--eval-hands", args.eval_hands, 4, 10**6)
     except ValueError as error:
         parser.error(str(error))
     return args
@@ -84,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     print(f"trained {model.num_timesteps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out}",
           flush=True)
     agent = make_policy("maskable_ppo", 4, 9, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
-    return SavedRun(args.out, model.num_timesteps, train_seconds, rate(agent, args.eval_hands, args.seed))
+    return SavedRun(args.out, model.num_timesteps, train_seconds, rate(agent, args.eval_hands, args.rating_seed))
 
 
 if __name__ == "__main__":
