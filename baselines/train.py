@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from baselines.evaluate import EvaluationResult
     from baselines.learning.config import LearnerConfig
+    from baselines.learning.linear_weights import LinearWeights
     from baselines.learning.run import TrainingLog
 
 
@@ -73,13 +74,8 @@ def _train_td_lambda(config: Any, args: argparse.Namespace, recorder: RunRecorde
         raise ValueError("training needs torch and safetensors: pip install 'dominoes-env[torch]'")
     from baselines import td_lambda
 
-    config.check_opponents()
-    initial = None
-    if args.init_checkpoint is not None:
-        try:
-            initial = td_lambda.load_checkpoint(args.init_checkpoint, expected=config.game)
-        except ValueError as error:
-            raise ValueError(f"--init-checkpoint: {error}") from None
+    initial = _initial(args, lambda path: td_lambda.load_checkpoint(path, expected=config.game))
+    if initial is not None:
         previous = initial.config
         if (previous.hidden_sizes, previous.variant) != (config.hidden_sizes, config.variant):
             raise ValueError(f"--init-checkpoint holds a {previous.variant} network of hidden sizes "
@@ -94,42 +90,45 @@ def _train_td_lambda(config: Any, args: argparse.Namespace, recorder: RunRecorde
     return f"checkpoint {final}"
 
 
+def _initial(args: argparse.Namespace, load: Callable[[str], Any]) -> Any:
+    """The weights of ``--init-checkpoint`` (None without it); a bad file names the option."""
+    if args.init_checkpoint is None:
+        return None
+    try:
+        return load(args.init_checkpoint)
+    except ValueError as error:
+        raise ValueError(f"--init-checkpoint: {error}") from None
+
+
+def _train_linear(config: Any, args: argparse.Namespace, recorder: RunRecorder, kind: type[LinearWeights],
+                  learn: Callable[[Any, TrainingLog, Any], LinearWeights], filename: str) -> str:
+    """A linear learner: a JSON weights file of `kind` (numpy only). ``learn(config, log, initial)``
+    trains from `initial` (weights of `kind`, or None) and returns the trained weights."""
+    from baselines.learning.linear_weights import load_linear_weights, save_linear_weights
+
+    initial = _initial(args, lambda path: load_linear_weights(path, kind, config.game))
+    recorder.start(lambda path, trained, info: save_linear_weights(path, kind(trained.w, config, info)),
+                   "latest.json")
+    trained = recorder.run(lambda log: learn(config, log, initial))
+    info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
+    return f"weights {save_linear_weights(recorder.out / filename, kind(trained.w, config, info))}"
+
+
 def _train_sarsa(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
     """Linear SARSA: a JSON weights file (numpy only)."""
     from baselines import linear_sarsa
 
-    config.check_opponents()
-    initial = None
-    if args.init_checkpoint is not None:
-        try:
-            initial = linear_sarsa.load_weights(args.init_checkpoint, expected=config.game).w
-        except ValueError as error:
-            raise ValueError(f"--init-checkpoint: {error}") from None
-    recorder.start(lambda path, weights, info: linear_sarsa.save_weights(
-        path, linear_sarsa.Weights(weights.w, config, info)), "latest.json")
-    w = recorder.run(lambda log: linear_sarsa.train(config, log, initial))
-    info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
-    final = linear_sarsa.save_weights(recorder.out / "linear_sarsa.json", linear_sarsa.Weights(w, config, info))
-    return f"weights {final}"
+    def learn(config: Any, log: TrainingLog, initial: Any) -> LinearWeights:
+        return linear_sarsa.Weights(linear_sarsa.train(config, log, None if initial is None else initial.w), config)
+
+    return _train_linear(config, args, recorder, linear_sarsa.Weights, learn, "linear_sarsa.json")
 
 
 def _train_lookahead(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
     """The look-ahead's evaluation: a JSON weights file (numpy only)."""
     from baselines.lookahead import learner, weights
 
-    config.check_opponents()
-    initial = None
-    if args.init_checkpoint is not None:
-        try:
-            initial = weights.load_weights(args.init_checkpoint, expected=config.game)
-        except ValueError as error:
-            raise ValueError(f"--init-checkpoint: {error}") from None
-    recorder.start(lambda path, trained, info: weights.save_weights(
-        path, weights.LookaheadWeights(trained.w, config, info)), "latest.json")
-    trained = recorder.run(lambda log: learner.train(config, log, initial))
-    info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
-    final = weights.save_weights(recorder.out / "lookahead.json", weights.LookaheadWeights(trained.w, config, info))
-    return f"weights {final}"
+    return _train_linear(config, args, recorder, weights.LookaheadWeights, learner.train, "lookahead.json")
 
 
 _COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error")
@@ -193,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         learner = LEARNERS[args.learner]
         config = config_from_arguments(args)
+        config.check_opponents()  # every opponent known before anything is written
         recorder = RunRecorder(Path(args.checkpoint_dir), learner, config, progress=not args.no_progress)
         message = learner.train(config, args, recorder)
     except (ValueError, FloatingPointError, OSError) as error:  # bad arguments, a diverged run, a full disk
