@@ -238,6 +238,7 @@ class RunRecorder:
         self.rows: list[dict[str, Any]] = []
         self.save_latest: Callable[[Path, Any, dict[str, Any]], Any] | None = None
         self.latest_name = ""
+        self.latest_saved_at = -1  # hands trained when the latest model was written
         self.file: Any = None
         self.writer: Any = None
         self.bar: Any = None
@@ -305,9 +306,13 @@ class RunRecorder:
                    f"opponents {opponents.mean_pips:.2f}, won {100 * learner.won:.1f}%")
         (self.bar.write if self.bar is not None else print)(message)
         assert self.save_latest is not None
-        self.save_latest(self.out / self.latest_name, model,
-                         {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
-        plot_learning_curve(self.rows, self.out / "learning_curve.png", self.learner.policy)
+        if hands != self.latest_saved_at:  # one model per round of evaluations, whatever the opponents
+            self.save_latest(self.out / self.latest_name, model,
+                             {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
+            self.latest_saved_at = hands
+        evaluated = sum(row["kind"] == "eval" and row["hands"] == hands for row in self.rows)
+        if evaluated == len(self.config.eval_opponents):  # the round is complete: draw it once
+            plot_learning_curve(self.rows, self.out / "learning_curve.png", self.learner.policy)
 
     def close(self) -> None:
         if self.bar is not None:
