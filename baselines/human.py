@@ -28,7 +28,7 @@ import dominoes_env
 from baselines import options, specs
 from baselines.play import play_game
 from baselines.policy import Policy
-from baselines.registry import make_policy
+from baselines.registry import make_policy, policy_class
 from dominoes_env.core import actions, validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
 from dominoes_env.core.render import Paint, plain, render_table
@@ -107,20 +107,21 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig) -> list[spec
         raise ValueError(f"--opponents: {config.num_players} players need {others} opponents, got {len(chosen)}")
     for spec, _ in parsed:
         try:
-            spec.make(config, seed=0)
-        except Exception as error:  # unknown name, bad parameter, missing checkpoint or extra
-            raise ValueError(f"--opponents: {spec.label!r} cannot play {describe_table(config)}: {error}") from None
+            spec.check(config)
+        except ValueError as error:
+            raise ValueError(f"--opponents: {error}") from None
     return chosen
 
 
 def default_opponent(config: GameConfig) -> specs.PolicySpec:
-    """The first of DEFAULT_OPPONENTS that can play this table."""
+    """The first of DEFAULT_OPPONENTS that plays this table by default (a learned player ships
+    for it), as the default league chooses; one that ships but does not load is an error, not
+    passed over."""
     for name in DEFAULT_OPPONENTS:
-        try:
-            make_policy(name, config, seed=0)
-        except ValueError:
-            continue
-        return specs.PolicySpec(name)
+        if policy_class(name).plays_by_default(config):
+            spec = specs.PolicySpec(name)
+            spec.check(config)
+            return spec
     raise ValueError(f"none of {list(DEFAULT_OPPONENTS)} can play {describe_table(config)}")
 
 

@@ -96,6 +96,17 @@ class PolicySpec:
 
         return make_policy(self.name, num_players, highest_double, seed=seed, **self.kwargs)
 
+    def check(self, config: Any) -> None:
+        """Construct the policy once for `config` (a GameConfig), so that a bad name, parameter,
+        checkpoint or missing extra is refused before any game: one ValueError naming the policy
+        and the table."""
+        from dominoes_env.core.config import describe_table
+
+        try:
+            self.make(config, seed=0)
+        except Exception as error:  # unknown name, bad parameter, damaged checkpoint, missing extra, ...
+            raise ValueError(f"{self.label!r} cannot play {describe_table(config)}: {error}") from None
+
     def __str__(self) -> str:
         return self.label
 

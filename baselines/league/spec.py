@@ -161,11 +161,11 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
 
 
 def check_policy(spec: PolicySpec, config: GameConfig) -> None:
-    """Construct `spec` once, turning any failure into a LeagueError that names the policy."""
+    """Construct `spec` once (:meth:`PolicySpec.check`), as a LeagueError that names the policy."""
     try:
-        spec.make(config, seed=0)
-    except Exception as error:  # unknown name, bad parameter, damaged checkpoint, ...
-        raise LeagueError(f"policy {spec.label!r} cannot play {describe_table(config)}: {error}") from None
+        spec.check(config)
+    except ValueError as error:
+        raise LeagueError(f"policy {error}") from None
 
 
 def default_policies(num_players: int | GameConfig = 4, highest_double: int = 9
