@@ -33,9 +33,7 @@ from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.rewards import illegal_action_penalty
 from dominoes_env.players import BatchPlayers
 from dominoes_env.single_agent import ILLEGAL_ACTION_MODES, OBSERVATION_MODES, Opponent, _opponent_list
-from dominoes_env.vector import HandEnds, VectorDominoes
-
-_SHOWN_ERRORS = 5
+from dominoes_env.vector import _SHOWN_ERRORS, HandEnds, VectorDominoes
 
 
 class SingleAgentVectorEnv(VectorEnv):
@@ -147,7 +145,7 @@ class SingleAgentVectorEnv(VectorEnv):
         legal = self._masks[self._every_game, values] == 1
         illegal = np.flatnonzero(~legal)
         if illegal.size and self.illegal_action == "raise":
-            self._refuse(illegal, values)
+            self.engine._refuse(self._every_game, values, ~legal, self.seats)
         rewards = self._carry.copy()
         self._carry[:] = 0
         done = np.zeros(b, dtype=np.bool_)
@@ -288,28 +286,16 @@ class SingleAgentVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ refusals
     def _as_actions(self, actions: Any) -> np.ndarray:
-        """`actions` as B int64 actions of the space, or an IllegalActionError saying what they must be."""
-        array = np.asarray(actions)
-        b, a = self.num_envs, self.config.num_actions
-        if array.shape != (b,):
-            raise IllegalActionError(f"actions must be an array of {b} actions (one per game), got shape "
-                                     f"{array.shape}")
-        if not np.issubdtype(array.dtype, np.integer):
-            raise IllegalActionError(f"actions must be integers 0..{a - 1}, got dtype {array.dtype}")
+        """`actions` as B int64 actions of the space, or an IllegalActionError saying what they must be
+        (the engine's checks of shape and dtype, then the range of the action space)."""
+        array = self.engine._as_actions(actions, self.num_envs)
+        a = self.config.num_actions
         outside = np.flatnonzero((array < 0) | (array >= a))
         if outside.size:
             shown = ", ".join(f"game {g}: {array[g]}" for g in outside[:_SHOWN_ERRORS].tolist())
-            raise IllegalActionError(f"{outside.size} of the {b} actions are not actions of this env (integers "
-                                     f"0..{a - 1}): {shown}; nothing changed")
-        return array.astype(np.int64)
-
-    def _refuse(self, games: np.ndarray, values: np.ndarray) -> None:
-        shown = "; ".join(f"game {g} (seat {self.seats[g]}): "
-                          f"{self.engine.position(g).describe_illegal(int(values[g]))}"
-                          for g in games[:_SHOWN_ERRORS].tolist())
-        more = f"; and {games.size - _SHOWN_ERRORS} more games" if games.size > _SHOWN_ERRORS else ""
-        raise IllegalActionError(f"{games.size} of the {self.num_envs} actions refused, nothing changed: "
-                                 f"{shown}{more}")
+            raise IllegalActionError(f"{outside.size} of the {self.num_envs} actions are not actions of this env "
+                                     f"(integers 0..{a - 1}): {shown}; nothing changed")
+        return array
 
     def __repr__(self) -> str:
         return f"SingleAgentVectorEnv({self.num_envs} games of {describe_table(self.config)})"

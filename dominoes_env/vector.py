@@ -394,10 +394,17 @@ class VectorDominoes:
             raise IllegalActionError("actions must fit 64-bit integers")
         return array.astype(np.int64)
 
-    def _refuse(self, games: np.ndarray, values: np.ndarray, bad: np.ndarray) -> None:
-        """The error for the illegal actions the compiled move found (it changed nothing)."""
+    def _refuse(self, games: np.ndarray, values: np.ndarray, bad: np.ndarray,
+                seats: np.ndarray | None = None) -> None:
+        """The error for the illegal actions found (nothing changed): `bad` marks them among the
+        `games` and their `values`; `seats`, by game, names each game's seat too."""
         at_fault = np.flatnonzero(bad)
-        shown = "; ".join(f"game {games[k]}: {self.position(int(games[k])).describe_illegal(int(values[k]))}"
+
+        def game(k: int) -> str:
+            g = int(games[k])
+            return f"game {g}" if seats is None else f"game {g} (seat {seats[g]})"
+
+        shown = "; ".join(f"{game(k)}: {self.position(int(games[k])).describe_illegal(int(values[k]))}"
                           for k in at_fault[:_SHOWN_ERRORS])
         more = f"; and {at_fault.size - _SHOWN_ERRORS} more games" if at_fault.size > _SHOWN_ERRORS else ""
         raise IllegalActionError(f"{at_fault.size} of the {games.shape[0]} actions refused, nothing changed: "
