@@ -42,13 +42,9 @@ class BatchPlayers:
             ValueError: the spec names no policy, it copies a policy into more than
                 :data:`MAX_COPIES` games, or the object cannot choose for a batch.
         """
-        from baselines.specs import PolicySpec, parse  # the registry of named policies lives in baselines
+        from baselines.specs import PolicySpec  # the registry of named policies lives in baselines
 
-        if isinstance(opponent, str):
-            spec, copies = parse(opponent)
-            if copies != 1:
-                raise ValueError(f"opponent {opponent!r}: one policy per seat here; write it {copies} times")
-            opponent = spec
+        opponent = resolve_opponent(opponent, config)
         if isinstance(opponent, PolicySpec):
             first = opponent.make(config, seed=int(rng.integers(2**63)))
             if callable(getattr(first, "act_batch", None)):
@@ -59,10 +55,6 @@ class BatchPlayers:
             seeds = rng.integers(2**63, size=num_games - 1)
             return cls(None, [first] + [opponent.make(config, seed=int(seed)) for seed in seeds], opponent.label)
         if callable(getattr(opponent, "act_batch", None)):
-            built_for = getattr(opponent, "config", None)
-            if built_for is not None and built_for != config:
-                raise ValueError(f"opponent {opponent!r} was built for {describe_table(built_for)}, not "
-                                 f"{describe_table(config)}")
             return cls(opponent, None, getattr(opponent, "label", repr(opponent)))
         raise ValueError(f"cannot seat {opponent!r} in {num_games} games at once: give a policy spec ('random', "
                          f"'best_line(max_line_length=6)'), a PolicySpec (one copy per game is built if it has "
@@ -81,3 +73,25 @@ class BatchPlayers:
         if self.copies is not None:
             for slot in slots.tolist():
                 self.copies[slot].reset()
+
+
+def resolve_opponent(opponent: Any, config: GameConfig) -> Any:
+    """An opponent given by name as its PolicySpec (one seat: copies are refused); a spec as it
+    is; an object checked to have been built for `config` (when it says what it was built for).
+    What the single-agent views seat, before they build or batch it.
+
+    Raises:
+        ValueError: a spec that cannot be read, copies, or an object built for another table.
+    """
+    from baselines.specs import parse
+
+    if isinstance(opponent, str):
+        spec, copies = parse(opponent)
+        if copies != 1:
+            raise ValueError(f"opponent {opponent!r}: each entry is one opponent (one seat); write it {copies} times")
+        return spec
+    built_for = getattr(opponent, "config", None)
+    if isinstance(built_for, GameConfig) and built_for != config:
+        raise ValueError(f"opponent {opponent!r} was built for {describe_table(built_for)}, not "
+                         f"{describe_table(config)}")
+    return opponent

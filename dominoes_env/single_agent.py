@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, make_config
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
@@ -30,6 +30,7 @@ from dominoes_env.core.observation import Observer
 from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.state import HandState
+from dominoes_env.players import resolve_opponent
 from dominoes_env.rendering import RENDER_MODES, TableRenderer
 
 OBSERVATION_MODES = ("vector", "dict")
@@ -282,20 +283,12 @@ def _opponent_list(opponents: Any, num_players: int) -> list[Opponent]:
 
 def _player(opponent: Opponent, config: GameConfig, seed: int) -> Player:
     """A ready player: built from a spec (name or PolicySpec), or an object with act() and reset()."""
-    from baselines.specs import PolicySpec, parse
+    from baselines.specs import PolicySpec
 
-    if isinstance(opponent, str):
-        spec, copies = parse(opponent)
-        if copies != 1:
-            raise ValueError(f"opponent {opponent!r}: in a list each entry is one opponent; write it {copies} times")
-        opponent = spec
+    opponent = resolve_opponent(opponent, config)
     if isinstance(opponent, PolicySpec):
         return opponent.make(config, seed=seed)
     if callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "reset", None)):
-        built_for = getattr(opponent, "config", None)
-        if built_for is not None and built_for != config:
-            raise ValueError(f"opponent {opponent!r} was built for {describe_table(built_for)}, not "
-                             f"{describe_table(config)}")
         return opponent
     raise ValueError(f"cannot seat {opponent!r} as an opponent: give a policy spec ('random', "
                      f"'best_line(max_line_length=6)'), a PolicySpec, or an object with act() and reset()")
