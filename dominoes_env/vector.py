@@ -114,7 +114,7 @@ class VectorDominoes:
         self._went_out = np.full(b, -1, dtype=np.int64)
         self._bad = np.zeros(b, dtype=np.bool_)
         self._every_game = np.arange(b, dtype=np.int64)
-        self._ordered_tiles = np.tile(np.arange(t, dtype=np.int16), (min(b, batch.BLOCK), 1))  # shuffled per deal
+        self._tiles = np.arange(t, dtype=np.int16)  # shuffled per deal
         # shapes of what a step returns (the config's sizes are properties: read them once)
         self._observations_shape = (b, self.layout.size)
         self._masks_shape = (b, self.config.num_actions)
@@ -300,9 +300,7 @@ class VectorDominoes:
         assert self._rng is not None
         t = self.config.num_tiles
         k = games.shape[0]
-        ordered = self._ordered_tiles[:k] if k <= self._ordered_tiles.shape[0] \
-            else np.broadcast_to(self._ordered_tiles[0], (k, t))
-        permutations = self._rng.permuted(ordered, axis=1)
+        permutations = self._rng.permuted(np.broadcast_to(self._tiles, (k, t)), axis=1)
         self._loop(k, batch.deal_rows, batch.deal_parallel, self.states, games, permutations, hand_indices,
                    *self._deal_fixed, serial_bounds=True)
 

@@ -16,11 +16,6 @@ from dominoes_env.core.config import GameConfig
 from dominoes_env.core.validation import integer
 
 
-def encode(config: GameConfig, relative_line: int, tile: int) -> int:
-    """The action that plays `tile` on the mover's egocentric line `relative_line`."""
-    return relative_line * config.num_tiles + tile
-
-
 def decode(config: GameConfig, action: int) -> tuple[int, int] | None:
     """(egocentric line, tile) of a tile action, or None for the pass or the draw."""
     if action >= config.pass_action:
