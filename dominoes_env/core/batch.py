@@ -32,7 +32,7 @@ def deal_rows(states, rows, permutations, hand_indices, num_players, highest, ru
     scratch = np.empty(2 * permutations.shape[1], dtype=np.int16)
     for k in range(start, stop):
         hand_index = hand_indices[k]
-        engine_value = (highest - hand_index) % (highest + 1)
+        engine_value = rules.engine_value(hand_index, highest)
         rules.deal_hand(states[rows[k]], permutations[k], num_players, hand_index, engine_value,
                         rules.double_index(engine_value, highest), rule_flags, deal_size, scratch)
 

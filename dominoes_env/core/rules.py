@@ -102,6 +102,12 @@ def pile_start(num_players, num_tiles):
 
 
 @njit(cache=True, inline="always")
+def engine_value(hand_index, highest):
+    """Rule 1: hand k of a game uses the engine (h|h) with h = N - k, wrapping after 0."""
+    return (highest - hand_index) % (highest + 1)
+
+
+@njit(cache=True, inline="always")
 def double_index(value, highest):
     """The canonical index of the double (value|value) in the double-`highest` set."""
     return value * (2 * highest + 3 - value) // 2

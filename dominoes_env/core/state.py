@@ -20,7 +20,7 @@ from dominoes_env.core.validation import as_integer, integer
 
 def engine_value_for_hand(config: GameConfig, hand_index: int) -> int:
     """Rule 1: hand k of a game uses the engine (h|h) with h = N - k, wrapping after 0."""
-    return (config.highest_double - hand_index) % (config.highest_double + 1)
+    return int(rules.engine_value(hand_index, config.highest_double))
 
 
 def deal_hands(config: GameConfig, hand_index: int, rng: np.random.Generator) -> list[list[int]]:
