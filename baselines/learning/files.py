@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from dominoes_env.core.config import GameConfig, describe_table
@@ -23,6 +24,32 @@ def shipped_file(policy: str, extension: str, config: GameConfig, what: str, lea
         raise ValueError(f"no {policy} {what} ships for {describe_table(config)} (only 4 players, double-nine, "
                          f"rule book); train one with `dominoes train {learner}` and pass checkpoint=PATH")
     return path
+
+
+def file_version(checkpoint: str | os.PathLike[str] | None, shipped: Callable[[], Path],
+                 missing: str) -> tuple[str, int, int]:
+    """(resolved path, modification time, size) of the file `checkpoint` (default: ``shipped()``):
+    the key under which a learned policy caches what it loaded, so that the league's fresh
+    policies for every game read each version of a file once.
+
+    Raises:
+        ValueError: no such file (`missing`, with ``{path}`` in it, says so), or none ships.
+    """
+    path = (shipped() if checkpoint is None else Path(checkpoint)).resolve()
+    if not path.is_file():
+        raise ValueError(missing.format(path=repr(str(path))))
+    stat = path.stat()
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def ships(shipped: Callable[[GameConfig], Path], config: GameConfig) -> bool:
+    """Whether `shipped` finds a trained file for this game (what a learned policy's
+    ``plays_by_default`` answers)."""
+    try:
+        shipped(config)
+    except ValueError:
+        return False
+    return True
 
 
 def write_atomically(path: Path, data: bytes) -> Path:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
+from baselines.learning.files import file_version, ships
 from baselines.linear_sarsa.features import MoveFeatures, Moves
 from baselines.linear_sarsa.weights import Weights, load_weights, shipped_weights
 from baselines.policy import BatchPolicy, SeedLike, choose_in_batch, first_minimum_per_run
@@ -64,11 +64,9 @@ class LinearSarsaPolicy(BatchPolicy):
                                  f"not {describe_table(self.config)}")
             self.weights = checkpoint
         elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
-            path = (shipped_weights(self.config) if checkpoint is None else Path(checkpoint)).resolve()
-            if not path.is_file():
-                raise ValueError(f"linear_sarsa weights {str(path)!r} do not exist")
-            stat = path.stat()
-            self.weights = _load_for_acting(str(path), stat.st_mtime_ns, stat.st_size, self.config)
+            version = file_version(checkpoint, lambda: shipped_weights(self.config),
+                                   "linear_sarsa weights {path} do not exist")
+            self.weights = _load_for_acting(*version, self.config)
         else:
             raise ValueError(f"checkpoint must be a file path or linear_sarsa Weights, got {checkpoint!r}")
         self.features = MoveFeatures(self.config)
@@ -76,11 +74,7 @@ class LinearSarsaPolicy(BatchPolicy):
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:
         """The default league seats linear_sarsa where trained weights ship (4 players, double-nine, rule book)."""
-        try:
-            shipped_weights(config)
-        except ValueError:
-            return False
-        return True
+        return ships(shipped_weights, config)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], action_mask[None])[0])

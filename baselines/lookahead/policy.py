@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
+from baselines.learning.files import file_version, ships
 from baselines.lookahead.evaluation import Evaluation, LinearEvaluation, TDValueEvaluation
 from baselines.lookahead.search import ROLLOUT_POLICIES, Search
 from baselines.lookahead.weights import LookaheadWeights, load_weights, shipped_weights
@@ -89,11 +89,8 @@ class LookaheadPolicy(Policy):
         if isinstance(weights, LookaheadWeights):
             loaded = weights
         elif weights is None or isinstance(weights, (str, os.PathLike)):
-            path = (shipped_weights(self.config) if weights is None else Path(weights)).resolve()
-            if not path.is_file():
-                raise ValueError(f"lookahead weights {str(path)!r} do not exist")
-            stat = path.stat()
-            loaded = _weights_from_file(str(path), stat.st_mtime_ns, stat.st_size)
+            loaded = _weights_from_file(*file_version(weights, lambda: shipped_weights(self.config),
+                                                      "lookahead weights {path} do not exist"))
         else:
             raise ValueError(f"checkpoint must be a file path or LookaheadWeights, got {weights!r}")
         if loaded.config.game != self.config:
@@ -104,11 +101,7 @@ class LookaheadPolicy(Policy):
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:
         """The default league seats lookahead where its trained weights ship."""
-        try:
-            shipped_weights(config)
-        except ValueError:
-            return False
-        return True
+        return ships(shipped_weights, config)
 
     def reset(self) -> None:
         self.tracker.reset()

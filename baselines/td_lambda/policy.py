@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from numba import njit
 
+from baselines.learning.files import file_version, ships
 from baselines.policy import BatchPolicy, SeedLike, choose_in_batch
 from baselines.registry import register_policy
 from baselines.td_lambda.architecture import LAYER_NORM_EPS, Architecture
@@ -147,11 +147,9 @@ class TDLambdaPolicy(BatchPolicy):
                                  f"{describe_table(self.config)}")
             parts = _acting_parts(checkpoint)
         elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
-            path = (shipped_checkpoint(self.config) if checkpoint is None else Path(checkpoint)).resolve()
-            if not path.is_file():
-                raise ValueError(f"td_lambda checkpoint {str(path)!r} does not exist")
-            stat = path.stat()
-            parts = _load_for_acting(str(path), stat.st_mtime_ns, stat.st_size, self.config)
+            version = file_version(checkpoint, lambda: shipped_checkpoint(self.config),
+                                   "td_lambda checkpoint {path} does not exist")
+            parts = _load_for_acting(*version, self.config)
         else:
             raise ValueError(f"checkpoint must be a file path or a td_lambda Checkpoint, got {checkpoint!r}")
         self.value, self.training_config, self.features = parts
@@ -159,11 +157,7 @@ class TDLambdaPolicy(BatchPolicy):
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:
         """The default league seats td_lambda where a trained player ships (4 players, double-nine)."""
-        try:
-            shipped_checkpoint(config)
-        except ValueError:
-            return False
-        return True
+        return ships(shipped_checkpoint, config)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         if int(action_mask.sum()) == 1:  # a forced move (or a draw, which has no after-state)
