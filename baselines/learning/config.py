@@ -168,3 +168,38 @@ class LearnerConfig:
         """(field name, its option, its default) for every field, in declaration order."""
         for spec in fields(cls):
             yield spec.name, spec.metadata["option"], spec.default
+
+
+ALPHA = option("--alpha", "initial step size, in (0, 1]", options.step_size, options.number)
+ALPHA_HALF_LIFE = option("--alpha-half-life", f"hands over which the step size halves (1-{options.MAX_HANDS:,})",
+                         options.half_life, options.number)
+ALPHA_FLOOR = option("--alpha-floor", "smallest step size, in (0, --alpha]", options.step_size, options.number)
+EPSILON = option("--epsilon", "random-move probability while learning, in [0, 1]", options.probability,
+                 options.number)
+
+
+@dataclass(frozen=True)
+class DecayingStepConfig(LearnerConfig):
+    """A learner whose step size halves every `alpha_half_life` hands down to a floor, and that
+    explores epsilon-greedily while it learns (the linear learners). Subclasses redeclare a
+    field to change its default."""
+
+    alpha: float = field(default=0.05, metadata=ALPHA)
+    """Initial step size (the features are about unit size)."""
+    alpha_half_life: int = field(default=20_000, metadata=ALPHA_HALF_LIFE)
+    """Hands over which the step size halves: alpha_t = max(alpha_floor, alpha * 0.5 ** (t / half-life))
+    after t hands of the run."""
+    alpha_floor: float = field(default=1e-4, metadata=ALPHA_FLOOR)
+    """The step size never decays below this."""
+    epsilon: float = field(default=0.1, metadata=EPSILON)
+    """Probability of a uniformly random legal move while learning; the policy itself never explores."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.alpha_floor > self.alpha:
+            raise ValueError(f"alpha_floor must be at most alpha ({self.alpha}), got {self.alpha_floor}")
+
+    def step_size(self, hands_done: int) -> float:
+        """The step size after `hands_done` hands of the run: halves every `alpha_half_life` hands, down
+        to `alpha_floor`."""
+        return max(self.alpha_floor, self.alpha * 0.5 ** (hands_done / self.alpha_half_life))

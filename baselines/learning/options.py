@@ -124,6 +124,10 @@ def step_size(name: str, value: Any) -> float:
     return validation.real(name, value, 0.0, 1.0, above_minimum=True)
 
 
+def half_life(name: str, value: Any) -> int:
+    return validation.integer(name, value, 1, MAX_HANDS)
+
+
 def hands(name: str, value: Any) -> int:
     return validation.integer(name, value, 0, MAX_HANDS)
 

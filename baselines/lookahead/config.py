@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from baselines.learning import options
-from baselines.learning.config import CURRICULUM, EVAL_OPPONENTS, HANDS, TABLES, LearnerConfig
+from baselines.learning.config import (
+    ALPHA_FLOOR,
+    ALPHA_HALF_LIFE,
+    CURRICULUM,
+    EPSILON,
+    EVAL_OPPONENTS,
+    HANDS,
+    TABLES,
+    DecayingStepConfig,
+)
 from baselines.learning.options import SELF_PLAY, option
 from dominoes_env.core import validation
 
@@ -33,12 +42,8 @@ def _depth(name: str, value: Any) -> int:
     return validation.integer(name, value, 0, 8)
 
 
-def _half_life(name: str, value: Any) -> int:
-    return validation.integer(name, value, 1, options.MAX_HANDS)
-
-
 @dataclass(frozen=True)
-class LookaheadConfig(LearnerConfig):
+class LookaheadConfig(DecayingStepConfig):
     """The look-ahead's training run (stored with its weights).
 
     Raises:
@@ -58,20 +63,12 @@ class LookaheadConfig(LearnerConfig):
     decision), and each round's regression steps are averaged into one."""
     eval_opponents: tuple[str, ...] = field(default=("double", "persistent_line"), metadata=EVAL_OPPONENTS)
     """Fixed opponents of the periodic evaluation (the shared harness)."""
-    alpha: float = field(default=0.05, metadata=option(
-        "--alpha", "initial step size of the evaluation's regression, in (0, 1]", options.step_size,
-        options.number))
-    """Initial step size of w <- w + alpha * mean((final pips - w . f) * f) over the after-states of
-    the learner's moves in the hands that ended (the features are about unit size)."""
-    alpha_half_life: int = field(default=4_000, metadata=option(
-        "--alpha-half-life", f"hands over which the step size halves (1-{options.MAX_HANDS:,})",
-        _half_life, options.number))
-    """Hands over which the step size halves."""
-    alpha_floor: float = field(default=1e-3, metadata=option(
-        "--alpha-floor", "smallest step size, in (0, --alpha]", options.step_size, options.number))
+    alpha_half_life: int = field(default=4_000, metadata=ALPHA_HALF_LIFE)
+    """Hands over which the step size of the evaluation's regression (w <- w + alpha * mean((final
+    pips - w . f) * f) over the after-states of the learner's moves in the hands that ended) halves."""
+    alpha_floor: float = field(default=1e-3, metadata=ALPHA_FLOOR)
     """The step size never decays below this."""
-    epsilon: float = field(default=0.05, metadata=option(
-        "--epsilon", "random-move probability while learning, in [0, 1]", options.probability, options.number))
+    epsilon: float = field(default=0.05, metadata=EPSILON)
     """Probability of a uniformly random legal move while learning (seed 004 explored with 1% to
     50%); the policy itself never explores."""
     train_samples: int = field(default=4, metadata=option(
@@ -81,13 +78,4 @@ class LookaheadConfig(LearnerConfig):
         "--train-depth", "the search's depth while learning (0-8)", _depth, options.number))
     """The search's depth (the player's own later moves) while it learns."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.alpha_floor > self.alpha:
-            raise ValueError(f"alpha_floor must be at most alpha ({self.alpha}), got {self.alpha_floor}")
-
     SPECIAL_STAGES: ClassVar[tuple[str, ...]] = (SELF_PLAY, PREVIOUS)
-
-    def step_size(self, hands_done: int) -> float:
-        """The step size after `hands_done` hands: halves every `alpha_half_life` hands, down to `alpha_floor`."""
-        return max(self.alpha_floor, self.alpha * 0.5 ** (hands_done / self.alpha_half_life))
