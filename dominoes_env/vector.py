@@ -122,14 +122,14 @@ class VectorDominoes:
         # the kernels' fixed arguments, in their order (batch.py puts them first)
         self._play_fixed = (self.states, self._low, self._high, self._tiles_with_value, self._reward_code, self._bad,
                             self._scores, self._ended, self._went_out)
+        self._no_viewers = np.full(b, -1, dtype=np.int64)  # -1: each game's player to move
         self._step_fixed = self._play_fixed + (self.game_scores, self._offsets, self._highest, self._max_hand,
-                                               self._bits, self.current_player)
+                                               self._bits, self.current_player, self._no_viewers)
         self._observe_fixed = (self.states, self.game_scores, self._offsets, self._highest, self._max_hand,
                                self._bits, self._tiles_with_value)
         self._close_fixed = (self._ended, self._scores, self._went_out, self.game_scores, self.hands_played,
                              self.num_hands)
         self._deal_fixed = (n, self.config.highest_double, self.config.rule_flags, self.config.deal_size)
-        self._no_viewers = np.full(b, -1, dtype=np.int64)
         self._no_ends = HandEnds(np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=np.int64),
                                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
         self._rng: np.random.Generator | None = None

@@ -109,22 +109,22 @@ def check_and_play_parallel(states, low, high, tiles_with_value, reward_mode, ba
 
 @njit(cache=True)
 def check_play_observe(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out, game_scores,
-                       offsets, highest, max_hand, bits, players, rows, actions, rewards, observations, masks):
+                       offsets, highest, max_hand, bits, players, viewers, rows, actions, rewards, observations, masks):
     """:func:`check_and_play`, then every game's observation and mask for its player to move
-    (:func:`observe_rows`), in one call: a whole step of a small batch. A game whose hand
+    (:func:`observe_rows`, `viewers` all -1), in one call: a whole step of a small batch. A game whose hand
     ended is observed at the hand's final position (the caller deals it and observes again)."""
     finished = check_and_play(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out, rows,
                               actions, rewards)
     if finished >= 0:
-        observe_movers(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, observations,
-                       masks, players, 0, rows.shape[0])
+        observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, True,
+                     observations, masks, players, 0, rows.shape[0])
     return finished
 
 
 @njit(cache=True, parallel=True)
 def check_play_observe_parallel(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out,
-                                game_scores, offsets, highest, max_hand, bits, players, rows, actions, rewards,
-                                observations, masks):
+                                game_scores, offsets, highest, max_hand, bits, players, viewers, rows, actions,
+                                rewards, observations, masks):
     """:func:`check_play_observe` on every core."""
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     refused = 0
@@ -138,8 +138,8 @@ def check_play_observe_parallel(states, low, high, tiles_with_value, reward_mode
         start, stop = block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK)
         finished += play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, went_out, rows, actions,
                               rewards, start, stop)
-        observe_movers(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, observations,
-                       masks, players, start, stop)
+        observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, True,
+                     observations, masks, players, start, stop)
     return finished
 
 
@@ -172,20 +172,6 @@ def observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_wi
         players[out] = mover
         observe_one(state, mover if viewers[k] < 0 else viewers[k], game_scores[game], offsets, highest, max_hand,
                     bits, tiles_with_value, observations[out], masks[out], legal)
-
-
-@njit(cache=True)
-def observe_movers(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, observations, masks,
-                   players, start, stop):
-    """:func:`observe_rows` for every player to move, written at row ``rows[k]``."""
-    legal = np.empty(masks.shape[1], dtype=np.int64)
-    for k in range(start, stop):
-        game = rows[k]
-        state = states[game]
-        mover = state[rules.CURRENT_PLAYER]
-        players[game] = mover
-        observe_one(state, mover, game_scores[game], offsets, highest, max_hand, bits, tiles_with_value,
-                    observations[game], masks[game], legal)
 
 
 @njit(cache=True, parallel=True)
