@@ -14,6 +14,9 @@ excluded), on every core JAX uses.
 
 Targets: B=4096 >= 1M decisions/s on one thread (about 6x the scalar env in the same
 run), moonshot 2.5M on both cores; B=1 no slower than the scalar env; 100k games in 2 GB.
+B=1 and the scalar env differ by little, less than the drift of a shared machine's speed
+over one run, so B=1 is also measured in alternating pairs against the scalar env and the
+median ratio printed.
 """
 
 from __future__ import annotations
@@ -52,6 +55,17 @@ def vector_decisions(batch: int, seconds: float, threads: int = 1) -> float:
         observations, *_ = vec.step(random_legal_actions(observations["action_mask"], rng))
         steps += 1
     return steps * batch / (time.perf_counter() - start)
+
+
+def paired_ratio(seconds: float, rounds: int = 5) -> tuple[float, float, float]:
+    """B = 1 against the scalar env, measured in `rounds` alternating pairs of `seconds` / `rounds`
+    each, so that both sides of each ratio see the same load: the median ratio, and the lowest
+    and highest."""
+    ratios = []
+    for _ in range(rounds):
+        scalar = aec_steps(dominoes_env.raw_env(4, 9), seconds / rounds)
+        ratios.append(vector_decisions(1, seconds / rounds) / scalar)
+    return float(np.median(ratios)), min(ratios), max(ratios)
 
 
 def single_agent_steps(batch: int | None, opponents: str, seconds: float) -> float:
@@ -133,6 +147,10 @@ def main() -> None:
         if connect_four is not None:
             print(f"{'pgx connect_four B=' + str(batch):30s} {connect_four:12,.0f} steps/s      "
                   f"{connect_four / scalar:6.2f}x the scalar env")
+    if 1 in args.sizes and 1 in threads:
+        median, low, high = paired_ratio(2 * args.seconds)
+        print(f"B=1 against the scalar env in 5 alternating pairs: median {median:.2f}x (lowest {low:.2f}x, "
+              f"highest {high:.2f}x)")
     print("\nthe single-agent view (learner steps/s; the three opponents' moves happen inside each step), 1 thread:")
     for opponents in ("random", "greedy"):
         single_agent_steps(64, opponents, 0.3)

@@ -34,6 +34,7 @@ MAX_ENVS = 10_000_000
 #: Most memory a batch may take (states, observations, masks and the per-game arrays).
 MAX_BYTES = 8 * 2**30
 _SHOWN_ERRORS = 5  # games named in a refusal
+_INT64 = np.dtype(np.int64)  # the actions' dtype step() takes as it is
 
 
 class HandEnds(NamedTuple):
@@ -100,35 +101,29 @@ class VectorDominoes:
                              f"{MAX_BYTES // 2**30} GiB: use fewer games")
         n, b, t = self.config.num_players, self.num_envs, self.config.num_tiles
         tiles = self.config.tiles
-        self._low, self._high, self._tiles_with_value = tiles.low, tiles.high, tiles.tiles_with_value
-        self._offsets = self.layout.offsets
-        self._bits = self.layout.score_bits
-        self.states = np.zeros((b, rules.state_size(n, t)), dtype=np.int16)
-        self.game_scores = np.zeros((b, n), dtype=np.int64)  #: scores of the hands finished in each game
-        self.hands_played = np.zeros(b, dtype=np.int64)  #: hands finished in each game's current episode
-        self.current_player = np.zeros(b, dtype=np.int64)
-        self._reward_code = REWARD_MODES.index(self.reward_mode)
-        self._max_hand, self._highest = self.config.max_hand_size, self.config.highest_double
-        self._scores = np.zeros((b, n), dtype=np.int64)  # scratch of every move
-        self._ended = np.zeros(b, dtype=np.bool_)
-        self._went_out = np.full(b, -1, dtype=np.int64)
-        self._bad = np.zeros(b, dtype=np.bool_)
-        self._every_game = np.arange(b, dtype=np.int64)
-        self._tiles = np.arange(t, dtype=np.int16)  # shuffled per deal
+        settings = [0] * (batch.NUM_HANDS + 1)
+        settings[batch.REWARD_MODE] = REWARD_MODES.index(self.reward_mode)
+        settings[batch.HIGHEST], settings[batch.MAX_HAND] = self.config.highest_double, self.config.max_hand_size
+        settings[batch.SCORE_BITS], settings[batch.NUM_HANDS] = self.layout.score_bits, self.num_hands
+        # every array a move reads or writes, in one buffer (the move's kernels take it as one argument)
+        self._arena, self._arrays = batch.allocate(b, rules.state_size(n, t), n, tiles.low, tiles.high,
+                                                   tiles.tiles_with_value, self.layout.offsets, tuple(settings))
+        self.states = self._arrays.states  #: (B, S) int16, each game's engine state
+        self.game_scores = self._arrays.game_scores  #: scores of the hands finished in each game
+        self.hands_played = self._arrays.hands_played  #: hands finished in each game's current episode
+        self.current_player = self._arrays.players  #: each game's player to move
+        self._bad = self._arrays.bad  # scratch of every move: the actions refused
+        self._every_game = self._arrays.rows
+        self._no_viewers = self._arrays.viewers  # -1: each game's player to move
         # shapes of what a step returns (the config's sizes are properties: read them once)
         self._observations_shape = (b, self.layout.size)
         self._masks_shape = (b, self.config.num_actions)
         self._rewards_shape = (b, n)
-        # the kernels' fixed arguments, in their order (batch.py puts them first)
-        self._play_fixed = (self.states, self._low, self._high, self._tiles_with_value, self._reward_code, self._bad,
-                            self._scores, self._ended, self._went_out)
-        self._no_viewers = np.full(b, -1, dtype=np.int64)  # -1: each game's player to move
-        self._step_fixed = self._play_fixed + (self.game_scores, self._offsets, self._highest, self._max_hand,
-                                               self._bits, self.current_player, self._no_viewers)
-        self._observe_fixed = (self.states, self.game_scores, self._offsets, self._highest, self._max_hand,
-                               self._bits, self._tiles_with_value)
-        self._close_fixed = (self._ended, self._scores, self._went_out, self.game_scores, self.hands_played,
-                             self.num_hands)
+        self._one_per_game = (b,)
+        # whether a step of every game runs the serial kernel (as small batches and one thread do)
+        self._serial_step = self.threads == 1 or b <= batch.BLOCK
+        self._observe_fixed = (self.states, self.game_scores, self._arrays.offsets, self.config.highest_double,
+                               self.config.max_hand_size, self.layout.score_bits, self._arrays.tiles_with_value)
         self._deal_fixed = (n, self.config.highest_double, self.config.rule_flags, self.config.deal_size)
         self._no_ends = HandEnds(np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=np.int64),
                                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
@@ -139,11 +134,13 @@ class VectorDominoes:
     # ------------------------------------------------------------------ sizes
     @property
     def bytes_per_game(self) -> int:
-        """Memory one game takes: its state, the observation and mask returned, and the per-game arrays."""
+        """Memory one game takes: its state and the other per-game arrays (:class:`batch.BatchArrays`),
+        and what a step returns, twice (a caller holds the last step's while the next is made)."""
         n = self.config.num_players
         state = 2 * rules.state_size(n, self.config.num_tiles)
-        per_step = self.layout.size + self.config.num_actions + 8 * n + 8  # obs, mask, rewards, player
-        return state + 2 * per_step + 8 * n + 8 * 2  # returned arrays, and the game scores and counters
+        books = 2 * 8 * n + 5 * 8 + 2  # scores and game scores; player, hands, viewer, row, went_out; bad, ended
+        per_step = self.layout.size + self.config.num_actions + 8 * n + 8 + 2  # obs, mask, rewards, player, flags
+        return state + books + 2 * per_step
 
     @property
     def observation_size(self) -> int:
@@ -171,41 +168,50 @@ class VectorDominoes:
         if not self._dealt:
             raise IllegalActionError("step() refused: no games yet; call reset() first")
         b = self.num_envs
-        values = actions if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (b,) \
-            else self._as_actions(actions, b)  # the common case inline: a step of one game is a few microseconds
-        observations = np.empty(self._observations_shape, dtype=np.int8)
-        masks = np.empty(self._masks_shape, dtype=np.int8)
-        rewards = np.zeros(self._rewards_shape, dtype=np.float64)
-        finished_count = self._loop(b, batch.check_play_observe, batch.check_play_observe_parallel,
-                                    *self._step_fixed, self._every_game, values, rewards, observations, masks)
+        # The common case inline and the serial kernel called directly: a step of one game is a few microseconds.
+        values = actions if (type(actions) is np.ndarray and actions.dtype is _INT64
+                             and actions.shape == self._one_per_game) else self._as_actions(actions, b)
+        observations = np.empty(self._observations_shape, np.int8)
+        masks = np.empty(self._masks_shape, np.int8)
+        rewards = np.zeros(self._rewards_shape)  # float64
+        if self._serial_step:
+            finished_count = batch.check_play_observe(self._arena, values, rewards, observations, masks)
+        else:
+            finished_count = self._loop(b, batch.check_play_observe, batch.check_play_observe_parallel, self._arena,
+                                        values, rewards, observations, masks)
+        if finished_count == 0:  # the common step: no hand ended anywhere
+            return {"observation": observations, "action_mask": masks}, rewards, np.zeros(b, dtype=np.bool_), \
+                np.zeros(b, dtype=np.bool_), {"current_player": self.current_player.copy()}
         if finished_count < 0:
             self._refuse(self._every_game, values, self._bad)
+        infos, terminations = self._end_hands(observations, masks)
+        return {"observation": observations, "action_mask": masks}, rewards, terminations, \
+            np.zeros(b, dtype=np.bool_), infos
+
+    def _end_hands(self, observations: np.ndarray, masks: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
+        """After a step that ended hands: book them, record the games they ended and deal every
+        one of those games its next hand (a new game's first, for those that ended), whose first
+        observations and masks replace theirs. Returns the step's infos and terminations."""
+        b = self.num_envs
         terminations = np.zeros(b, dtype=np.bool_)
-        if finished_count == 0:  # the common step: no hand ended anywhere
-            return {"observation": observations, "action_mask": masks}, rewards, terminations, \
-                np.zeros(b, dtype=np.bool_), {"current_player": self.current_player.copy()}
         hand_over = np.zeros(b, dtype=np.bool_)
         hand_scores = np.zeros(self._rewards_shape, dtype=np.int64)
         went_out = np.full(b, -1, dtype=np.int64)
-        games_over = batch.close_hands(*self._close_fixed, self._every_game, True, hand_over, hand_scores, went_out,
+        games_over = batch.close_hands(self._arena, self._every_game, True, hand_over, hand_scores, went_out,
                                        terminations)
         infos: dict[str, Any] = {"hand_scores": hand_scores, "_hand_scores": hand_over, "went_out": went_out,
                                  "_went_out": hand_over.copy()}
         ended = np.flatnonzero(hand_over)
-        going_on = ended
         if games_over:
-            going_on = ended[~terminations[ended]]
             self._finish(ended[terminations[ended]], infos)
-        if going_on.size:  # the next hand of those games
-            self._deal(going_on, self.hands_played[going_on])
-        self._observe_into(ended, self._no_viewers, True, observations, masks, self.current_player)  # dealt anew
+        self._deal(ended, self.hands_played[ended])  # hand 0 of a new game where the game ended
+        self._observe_into(ended, self._no_viewers, True, observations, masks, self.current_player)
         infos["current_player"] = self.current_player.copy()
-        return {"observation": observations, "action_mask": masks}, rewards, terminations, \
-            np.zeros(b, dtype=np.bool_), infos
+        return infos, terminations
 
     def _finish(self, games: np.ndarray, infos: dict[str, Any]) -> None:
         """Record the finished games' last observations (the last hand's scores counted) and
-        final scores, then deal them anew (same-step autoreset)."""
+        final scores, then clear their scores and hand counts for a new game (same-step autoreset)."""
         b = self.num_envs
         observations, masks, _ = self._observe_games(games, self._no_viewers)
         final_obs = np.empty(b, dtype=object)
@@ -218,7 +224,8 @@ class VectorDominoes:
         infos["final_obs"], infos["_final_obs"] = final_obs, over
         infos["final_info"] = {"game_scores": final_scores, "_game_scores": over.copy()}
         infos["_final_info"] = over.copy()
-        self._new_games(games)
+        self.game_scores[games] = 0
+        self.hands_played[games] = 0
 
     # ------------------------------------------------------------------ some of the games
     # The building blocks of step(), public for adapters that step only some games at a time
@@ -243,8 +250,8 @@ class VectorDominoes:
         k = games.shape[0]
         values = self._as_actions(actions, k)
         rewards = np.zeros((k, self.config.num_players), dtype=np.float64)
-        finished_count = self._loop(k, batch.check_and_play, batch.check_and_play_parallel, *self._play_fixed, games,
-                                    values, rewards)
+        finished_count = self._loop(k, batch.check_and_play, batch.check_and_play_parallel, self._arena, games, values,
+                                    rewards)
         if finished_count < 0:
             self._refuse(games, values, self._bad[:k])
         if finished_count == 0:
@@ -253,7 +260,7 @@ class VectorDominoes:
         hand_scores = np.zeros((k, self.config.num_players), dtype=np.int64)
         went_out = np.full(k, -1, dtype=np.int64)
         game_over = np.zeros(k, dtype=np.bool_)
-        batch.close_hands(*self._close_fixed, games, False, hand_over, hand_scores, went_out, game_over)
+        batch.close_hands(self._arena, games, False, hand_over, hand_scores, went_out, game_over)
         ends = HandEnds(games[hand_over], hand_scores[hand_over], went_out[hand_over], game_over[hand_over])
         going_on = ends.games[~ends.game_over]
         if going_on.size:  # the next hand of those games
@@ -300,8 +307,7 @@ class VectorDominoes:
         assert self._rng is not None
         t = self.config.num_tiles
         k = games.shape[0]
-        permutations = self._rng.permuted(np.broadcast_to(self._tiles, (k, t)), axis=1)
-        self._loop(k, batch.deal_rows, batch.deal_parallel, self.states, games, permutations, hand_indices,
+        self._loop(k, batch.deal_rows, batch.deal_parallel, self.states, games, self._rng.random((k, t)), hand_indices,
                    *self._deal_fixed, serial_bounds=True)
 
     def observe(self, games: np.ndarray, viewers: np.ndarray | None = None

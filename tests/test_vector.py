@@ -8,6 +8,7 @@ from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
 from dominoes_env import IllegalActionError
+from dominoes_env.core import HandState, make_config, rules
 from dominoes_env.vector import VectorDominoes
 
 
@@ -213,3 +214,29 @@ def test_threads_play_the_same_games_and_are_bounded():
     assert numba.get_num_threads() == before  # the caller's setting is left as it was
     with pytest.raises(ValueError, match="threads must be an integer from 1 to"):
         VectorDominoes(4, threads=numba.config.NUMBA_NUM_THREADS + 1)
+
+
+def test_the_batch_deals_like_the_scalar_engine():
+    """20,000 deals of 3 players, double-six, from the batch's shuffle and from the scalar
+    engine's (numpy's permutation): for each tile, how often each seat holds it, one
+    contingency test over all tiles. A biased shuffle (Sattolo's in place of Fisher-Yates, an
+    off-by-one) fails it; a deal is not symmetric in the seats, hence the comparison."""
+    stats = pytest.importorskip("scipy.stats")
+    deals = 20_000
+    config = make_config(3, 6)
+    t = config.num_tiles
+    vec = VectorDominoes(deals, config, seed=0)
+    vec.reset()
+    rng = np.random.default_rng(1)
+    scalar = np.stack([HandState.deal(config, 0, rng).state for _ in range(deals)])
+
+    def seat_counts(states: np.ndarray) -> np.ndarray:  # (tiles, seats)
+        owners = states[:, rules.HEADER_SIZE:rules.HEADER_SIZE + t]
+        return np.stack([(owners == seat).sum(axis=0) for seat in range(3)], axis=1)
+
+    batch_counts, scalar_counts = seat_counts(vec.states), seat_counts(scalar)
+    engine = rules.double_index(6, 6)
+    assert batch_counts[engine].sum() == scalar_counts[engine].sum() == 0  # the engine is on the table
+    statistic = sum(stats.chi2_contingency(np.stack([batch_counts[tile], scalar_counts[tile]])).statistic
+                    for tile in range(t) if tile != engine)
+    assert stats.chi2.sf(statistic, (t - 1) * 2) > 1e-3

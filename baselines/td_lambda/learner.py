@@ -163,11 +163,14 @@ def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: Value
         alpha = (config.self_play_alpha or config.alpha / config.num_players) if self_play else config.alpha
         traces = Traces(network, config.td_lambda, alpha, config.parallel_hands, seats)
         start = time.perf_counter()
-        records = play_hands(network, features, chunk.opponent, chunk.hands, config, rng, traces, log.on_hand)
+        try:
+            records = play_hands(network, features, chunk.opponent, chunk.hands, config, rng, traces, log.on_hand)
+        except FloatingPointError:  # values went non-finite within the chunk
+            records = None
         elapsed = time.perf_counter() - start
-        if not torch.isfinite(network.theta).all():
+        if records is None or not torch.isfinite(network.theta).all():
             raise FloatingPointError(
-                f"TD(lambda) diverged after {chunk.done} hands (non-finite weights): one round applies up to "
+                f"TD(lambda) diverged by {chunk.done} hands (non-finite weights): one round applies up to "
                 f"parallel_hands={config.parallel_hands} updates of alpha={alpha}; lower either")
         if log.on_progress is not None:
             log.on_progress({"hands": chunk.done, "stage": chunk.opponent, **hand_statistics(records, chunk.opponent),

@@ -10,16 +10,20 @@ written once, for one game and for thousands. Per-row inputs and outputs (``acti
 Each loop exists once, as a function over the entries ``[start, stop)`` with its own scratch
 buffers; the ``*_parallel`` functions run blocks of entries on every core (numba's
 ``set_num_threads`` limits them), and small batches call the loop directly, which saves
-the thread pool's start-up on every call.
+the thread pool's start-up on every call. The kernels of a move take the batch's arrays in
+one buffer (:class:`BatchArrays`, :mod:`dominoes_env.core.arena`): a call's cost grows with
+its array arguments, and a move of one game is only a few microseconds of work.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
+from dominoes_env.core import arena, rules
 from dominoes_env.core import observation as layout
-from dominoes_env.core import rules
 from dominoes_env.core.rewards import hand_rewards_into
 
 #: entries per block of a parallel loop
@@ -27,26 +31,98 @@ BLOCK = 256
 
 
 @njit(cache=True)
-def deal_rows(states, rows, permutations, hand_indices, num_players, highest, rule_flags, deal_size, start, stop):
-    """Deal hand ``hand_indices[k]`` into game ``rows[k]`` from shuffle ``permutations[k]``, k in [start, stop)."""
-    scratch = np.empty(2 * permutations.shape[1], dtype=np.int16)
+def deal_rows(states, rows, uniforms, hand_indices, num_players, highest, rule_flags, deal_size, start, stop):
+    """Deal hand ``hand_indices[k]`` into game ``rows[k]``, k in [start, stop), from a shuffle of the
+    tiles by ``uniforms[k]`` (T floats in [0, 1) from the caller's seeded generator): a
+    Fisher-Yates shuffle, uniform over the T! orders, with no generator state in compiled code."""
+    t = uniforms.shape[1]
+    permutation = np.empty(t, dtype=np.int16)
+    scratch = np.empty(2 * t, dtype=np.int16)
     for k in range(start, stop):
+        for j in range(t):
+            permutation[j] = j
+        for j in range(t - 1, 0, -1):  # swap place j with a uniformly random place 0..j
+            other = min(int(uniforms[k, j] * (j + 1)), j)  # min: u * (j + 1) may round up to j + 1
+            permutation[j], permutation[other] = permutation[other], permutation[j]
         hand_index = hand_indices[k]
         engine_value = rules.engine_value(hand_index, highest)
-        rules.deal_hand(states[rows[k]], permutations[k], num_players, hand_index, engine_value,
+        rules.deal_hand(states[rows[k]], permutation, num_players, hand_index, engine_value,
                         rules.double_index(engine_value, highest), rule_flags, deal_size, scratch)
 
 
 @njit(cache=True, parallel=True)
-def deal_parallel(states, rows, permutations, hand_indices, num_players, highest, rule_flags, deal_size):
+def deal_parallel(states, rows, uniforms, hand_indices, num_players, highest, rule_flags, deal_size):
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     for block in prange(blocks):
-        deal_rows(states, rows, permutations, hand_indices, num_players, highest, rule_flags, deal_size,
+        deal_rows(states, rows, uniforms, hand_indices, num_players, highest, rule_flags, deal_size,
                   block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
 
 
-# Argument order: the batch's fixed arrays first (the caller keeps them in a tuple), then
-# what changes from call to call.
+# ---------------------------------------------------------------- a batch's arrays, in one buffer
+
+class BatchArrays(NamedTuple):
+    """A batch's arrays, views of one arena buffer (:func:`allocate`), in the order :func:`unpack` reads them."""
+
+    states: np.ndarray  #: (B, S) int16, the games
+    low: np.ndarray  #: (T,) int16, the tile table (:class:`~dominoes_env.core.tiles.TileSet`)
+    high: np.ndarray  #: (T,) int16
+    tiles_with_value: np.ndarray  #: (V, W) int16
+    offsets: np.ndarray  #: the observation layout's offsets (int64)
+    settings: np.ndarray  #: (5,) int64: indexed by REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS
+    bad: np.ndarray  #: (B,) bool, a move's scratch: the actions refused
+    scores: np.ndarray  #: (B, n) int64, a move's scratch: the scores of the hands it ended
+    ended: np.ndarray  #: (B,) bool, a move's scratch: the hands it ended
+    went_out: np.ndarray  #: (B,) int64, a move's scratch: who went out (-1: blocked)
+    game_scores: np.ndarray  #: (B, n) int64, the scores of the hands finished in each game
+    players: np.ndarray  #: (B,) int64, each game's player to move
+    hands_played: np.ndarray  #: (B,) int64, hands finished in each game
+    viewers: np.ndarray  #: (B,) int64, all -1: observe each game for its player to move
+    rows: np.ndarray  #: (B,) int64, 0..B-1: every game
+
+
+_ARRAYS = len(BatchArrays._fields)
+
+#: indices of BatchArrays.settings
+REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS = range(5)
+
+
+def allocate(num_games: int, state_size: int, num_players: int, low: np.ndarray, high: np.ndarray,
+             tiles_with_value: np.ndarray, offsets: np.ndarray, settings: tuple[int, ...]
+             ) -> tuple[np.ndarray, BatchArrays]:
+    """The arena of a batch of `num_games` games (all zero, not dealt) and its arrays; the
+    tables and `settings` (in the order of the ``REWARD_MODE``... indices) are copied in."""
+    b, n = num_games, num_players
+    specs: dict[str, tuple[tuple[int, ...], type]] = {
+        "states": ((b, state_size), np.int16), "low": (low.shape, np.int16), "high": (high.shape, np.int16),
+        "tiles_with_value": (tiles_with_value.shape, np.int16), "offsets": (offsets.shape, np.int64),
+        "settings": ((NUM_HANDS + 1,), np.int64), "bad": ((b,), np.bool_), "scores": ((b, n), np.int64),
+        "ended": ((b,), np.bool_), "went_out": ((b,), np.int64), "game_scores": ((b, n), np.int64),
+        "players": ((b,), np.int64), "hands_played": ((b,), np.int64), "viewers": ((b,), np.int64),
+        "rows": ((b,), np.int64)}
+    buffer, views = arena.allocate([specs[name] for name in BatchArrays._fields])
+    arrays = BatchArrays(*views)
+    arrays.low[:], arrays.high[:], arrays.tiles_with_value[:], arrays.offsets[:] = low, high, tiles_with_value, offsets
+    arrays.settings[:] = settings
+    arrays.went_out[:] = -1
+    arrays.viewers[:] = -1
+    arrays.rows[:] = np.arange(b)
+    return buffer, arrays
+
+
+@njit(cache=True, inline="always")
+def unpack(buffer):
+    """The arena's arrays as a tuple, in :class:`BatchArrays`' order."""
+    head = arena.header(buffer, _ARRAYS)
+    return (arena.int16_matrix(buffer, head, 0), arena.int16_vector(buffer, head, 1),
+            arena.int16_vector(buffer, head, 2), arena.int16_matrix(buffer, head, 3),
+            arena.int64_vector(buffer, head, 4), arena.int64_vector(buffer, head, 5),
+            arena.bool_vector(buffer, head, 6), arena.int64_matrix(buffer, head, 7), arena.bool_vector(buffer, head, 8),
+            arena.int64_vector(buffer, head, 9), arena.int64_matrix(buffer, head, 10),
+            arena.int64_vector(buffer, head, 11), arena.int64_vector(buffer, head, 12),
+            arena.int64_vector(buffer, head, 13), arena.int64_vector(buffer, head, 14))
+
+
+# ---------------------------------------------------------------- a move
 
 @njit(cache=True)
 def count_illegal(states, low, high, bad, rows, actions, start, stop):
@@ -78,21 +154,23 @@ def play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, w
 
 
 @njit(cache=True)
-def check_and_play(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out, rows, actions,
-                   rewards):
-    """The whole move of a small batch in one call: if every action is legal, play them all and
-    return the number of hands that ended; else change nothing and return -(number refused)."""
+def check_and_play(buffer, rows, actions, rewards):
+    """The whole move of a small batch in one call: if every action is legal, play ``actions[k]``
+    in game ``rows[k]`` of arena `buffer` and return the number of hands that ended (their
+    scores and seats in the move's scratch at entry k); else change nothing, mark the refused
+    entries in the scratch ``bad`` and return -(number refused)."""
+    states, low, high, tiles_with_value, _, settings, bad, scores, ended, went_out = unpack(buffer)[:10]
     refused = count_illegal(states, low, high, bad, rows, actions, 0, rows.shape[0])
     if refused:
         return -refused
-    return play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, went_out, rows, actions, rewards,
-                     0, rows.shape[0])
+    return play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out, rows,
+                     actions, rewards, 0, rows.shape[0])
 
 
 @njit(cache=True, parallel=True)
-def check_and_play_parallel(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out, rows,
-                            actions, rewards):
+def check_and_play_parallel(buffer, rows, actions, rewards):
     """:func:`check_and_play` on every core."""
+    states, low, high, tiles_with_value, _, settings, bad, scores, ended, went_out = unpack(buffer)[:10]
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     refused = 0
     for block in prange(blocks):
@@ -102,30 +180,34 @@ def check_and_play_parallel(states, low, high, tiles_with_value, reward_mode, ba
         return -refused
     finished = 0
     for block in prange(blocks):
-        finished += play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, went_out, rows, actions,
-                              rewards, block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
+        finished += play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out,
+                              rows, actions, rewards, block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
     return finished
 
 
 @njit(cache=True)
-def check_play_observe(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out, game_scores,
-                       offsets, highest, max_hand, bits, players, viewers, rows, actions, rewards, observations, masks):
-    """:func:`check_and_play`, then every game's observation and mask for its player to move
-    (:func:`observe_rows`, `viewers` all -1), in one call: a whole step of a small batch. A game whose hand
-    ended is observed at the hand's final position (the caller deals it and observes again)."""
-    finished = check_and_play(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out, rows,
-                              actions, rewards)
-    if finished >= 0:
-        observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, True,
-                     observations, masks, players, 0, rows.shape[0])
+def check_play_observe(buffer, actions, rewards, observations, masks):
+    """:func:`check_and_play` in every game of arena `buffer`, then every game's observation and
+    mask for its player to move (:func:`observe_rows`), in one call: a whole step of a small
+    batch. A game whose hand ended is observed at the hand's final position (the caller deals
+    it and observes again)."""
+    (states, low, high, tiles_with_value, offsets, settings, bad, scores, ended, went_out, game_scores, players, _,
+     viewers, rows) = unpack(buffer)
+    refused = count_illegal(states, low, high, bad, rows, actions, 0, rows.shape[0])
+    if refused:
+        return -refused
+    finished = play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out, rows,
+                         actions, rewards, 0, rows.shape[0])
+    observe_rows(states, game_scores, offsets, settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS],
+                 tiles_with_value, rows, viewers, True, observations, masks, players, 0, rows.shape[0])
     return finished
 
 
 @njit(cache=True, parallel=True)
-def check_play_observe_parallel(states, low, high, tiles_with_value, reward_mode, bad, scores, ended, went_out,
-                                game_scores, offsets, highest, max_hand, bits, players, viewers, rows, actions,
-                                rewards, observations, masks):
+def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
     """:func:`check_play_observe` on every core."""
+    (states, low, high, tiles_with_value, offsets, settings, bad, scores, ended, went_out, game_scores, players, _,
+     viewers, rows) = unpack(buffer)
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     refused = 0
     for block in prange(blocks):
@@ -136,10 +218,10 @@ def check_play_observe_parallel(states, low, high, tiles_with_value, reward_mode
     finished = 0
     for block in prange(blocks):
         start, stop = block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK)
-        finished += play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, went_out, rows, actions,
-                              rewards, start, stop)
-        observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, True,
-                     observations, masks, players, start, stop)
+        finished += play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out,
+                              rows, actions, rewards, start, stop)
+        observe_rows(states, game_scores, offsets, settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS],
+                     tiles_with_value, rows, viewers, True, observations, masks, players, start, stop)
     return finished
 
 
@@ -184,13 +266,13 @@ def observe_parallel(states, game_scores, offsets, highest, max_hand, bits, tile
 
 
 @njit(cache=True)
-def close_hands(ended, scores, went_out, game_scores, hands_played, num_hands, rows, by_game, hand_over,
-                hand_scores, hand_went_out, game_over):
-    """Book the hands a move ended (entries k with ``ended[k]``, the move's scratch flags, which
-    are cleared): add their scores to their games' and count the hand; report each in
-    ``hand_over``, ``hand_scores``, ``hand_went_out`` and ``game_over`` (whether it was the
-    game's last hand), at row k or, with `by_game`, at row ``rows[k]``. Returns the number
-    of games that ended."""
+def close_hands(buffer, rows, by_game, hand_over, hand_scores, hand_went_out, game_over):
+    """Book the hands a move ended in arena `buffer` (entries k with ``ended[k]``, the move's
+    scratch flags, which are cleared): add their scores to their games' and count the hand;
+    report each in ``hand_over``, ``hand_scores``, ``hand_went_out`` and ``game_over`` (whether
+    it was the game's last hand), at row k or, with `by_game`, at row ``rows[k]``. Returns the
+    number of games that ended."""
+    _, _, _, _, _, settings, _, scores, ended, went_out, game_scores, _, hands_played = unpack(buffer)[:13]
     games_over = 0
     for k in range(rows.shape[0]):
         if not ended[k]:
@@ -204,7 +286,7 @@ def close_hands(ended, scores, went_out, game_scores, hands_played, num_hands, r
             hand_scores[out, seat] = scores[k, seat]
         hand_went_out[out] = went_out[k]
         hands_played[game] += 1
-        if hands_played[game] >= num_hands:
+        if hands_played[game] >= settings[NUM_HANDS]:
             game_over[out] = True
             games_over += 1
     return games_over
