@@ -206,11 +206,13 @@ def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, 
     t = state[rules.NUM_TILES]
     v = highest + 1
     owner, line_of, _, open_values, line_started, marker_up, passed_last, hand_sizes = rules.split_state(state)
+    hand, played = offsets[HAND], offsets[PLAYED]
     for tile in range(t):
-        if owner[tile] == viewer:
-            out[offsets[HAND] + tile] = 1
-        elif line_of[tile] >= 0:
-            out[offsets[PLAYED] + rules.relative_line(viewer, line_of[tile], n) * t + tile] = 1
+        # Without branches (a third of the encoder's time went in mispredicting them): a tile off
+        # the table (line -1, which relative_line maps into 0..n-1) ORs a 0 into its own column.
+        line = line_of[tile]
+        out[hand + tile] = owner[tile] == viewer
+        out[played + rules.relative_line(viewer, line, n) * t + tile] |= line >= 0
     for rel in range(n + 1):
         out[offsets[OPEN_VALUES] + rel * v + open_values[rules.absolute_line(viewer, rel, n)]] = 1
     current = rules.relative_line(viewer, state[rules.CURRENT_PLAYER], n)

@@ -143,7 +143,8 @@ def next_seat(seat, num_players):
 
 @njit(cache=True, inline="always")
 def relative_line(seat, line, num_players):
-    """Absolute line as seen from `seat` (0 = own line, n = dummy)."""
+    """Absolute line as seen from `seat` (0 = own line, n = dummy). Line -1 (a tile off the
+    table) maps into 0..n-1, which the observation encoder relies on."""
     if line == num_players:
         return num_players
     relative = line - seat  # both in [0, n): an addition, not a (slow) integer division
