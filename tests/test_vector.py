@@ -212,6 +212,20 @@ def test_threads_play_the_same_games_and_are_bounded():
     many = run(numba.config.NUMBA_NUM_THREADS)
     assert all(np.array_equal(a, b) for a, b in zip(one, many))
     assert numba.get_num_threads() == before  # the caller's setting is left as it was
+
+    # the threaded kernels refuse as the serial ones do, in a whole step and in some games
+    vec = VectorDominoes(600, seed=3, threads=numba.config.NUMBA_NUM_THREADS)
+    observations, _ = vec.reset()
+    actions = random_actions(observations["action_mask"], np.random.default_rng(1))
+    illegal = vec.config.num_actions - 1  # the pass, never legal at a hand's first move here
+    actions[[5, 300, 599]] = illegal
+    states = vec.states.copy()
+    with pytest.raises(IllegalActionError, match=r"^3 of the 600 actions refused, nothing changed: game 5"):
+        vec.step(actions)
+    refused_in_some = r"^2 of the 500 actions refused, nothing changed: game 300: .*; game 599"
+    with pytest.raises(IllegalActionError, match=refused_in_some):
+        vec.play(np.arange(100, 600), actions[100:])
+    assert np.array_equal(vec.states, states)
     with pytest.raises(ValueError, match="threads must be an integer from 1 to"):
         VectorDominoes(4, threads=numba.config.NUMBA_NUM_THREADS + 1)
 

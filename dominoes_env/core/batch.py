@@ -134,6 +134,17 @@ def count_illegal(states, low, high, bad, rows, actions, start, stop):
     return count
 
 
+@njit(cache=True, parallel=True)
+def count_illegal_parallel(states, low, high, bad, rows, actions):
+    """:func:`count_illegal` over every entry, on every core."""
+    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
+    refused = 0
+    for block in prange(blocks):
+        refused += count_illegal(states, low, high, bad, rows, actions, block * BLOCK,
+                                 min(rows.shape[0], (block + 1) * BLOCK))
+    return refused
+
+
 @njit(cache=True)
 def play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, went_out, rows, actions, rewards,
               start, stop):
@@ -171,13 +182,10 @@ def check_and_play(buffer, rows, actions, rewards):
 def check_and_play_parallel(buffer, rows, actions, rewards):
     """:func:`check_and_play` on every core."""
     states, low, high, tiles_with_value, _, settings, bad, scores, ended, went_out = unpack(buffer)[:10]
-    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
-    refused = 0
-    for block in prange(blocks):
-        refused += count_illegal(states, low, high, bad, rows, actions, block * BLOCK,
-                                 min(rows.shape[0], (block + 1) * BLOCK))
+    refused = count_illegal_parallel(states, low, high, bad, rows, actions)
     if refused:
         return -refused
+    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     finished = 0
     for block in prange(blocks):
         finished += play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out,
@@ -208,13 +216,10 @@ def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
     """:func:`check_play_observe` on every core."""
     (states, low, high, tiles_with_value, offsets, settings, bad, scores, ended, went_out, game_scores, players, _,
      viewers, rows) = unpack(buffer)
-    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
-    refused = 0
-    for block in prange(blocks):
-        refused += count_illegal(states, low, high, bad, rows, actions, block * BLOCK,
-                                 min(rows.shape[0], (block + 1) * BLOCK))
+    refused = count_illegal_parallel(states, low, high, bad, rows, actions)
     if refused:
         return -refused
+    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     finished = 0
     for block in prange(blocks):
         start, stop = block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK)
