@@ -100,15 +100,9 @@ class VectorDominoes:
             raise ValueError(f"{self.num_envs} games of {describe_table(self.config)} would take "
                              f"{total / 2**30:.1f} GiB ({self.bytes_per_game} bytes each); at most "
                              f"{MAX_BYTES // 2**30} GiB: use fewer games")
-        n, b, t = self.config.num_players, self.num_envs, self.config.num_tiles
-        tiles = self.config.tiles
-        settings = [0] * (batch.NUM_HANDS + 1)
-        settings[batch.REWARD_MODE] = REWARD_MODES.index(self.reward_mode)
-        settings[batch.HIGHEST], settings[batch.MAX_HAND] = self.config.highest_double, self.config.max_hand_size
-        settings[batch.SCORE_BITS], settings[batch.NUM_HANDS] = self.layout.score_bits, self.num_hands
-        # every array a move reads or writes, in one buffer (the move's kernels take it as one argument)
-        self._arena, self._arrays = batch.allocate(b, rules.state_size(n, t), n, tiles.low, tiles.high,
-                                                   tiles.tiles_with_value, self.layout.offsets, tuple(settings))
+        n, b = self.config.num_players, self.num_envs
+        # every array a move reads or writes, in one buffer (the kernels take it as one argument)
+        self._arena, self._arrays = batch.allocate(self.config, b, self.num_hands, REWARD_MODES.index(self.reward_mode))
         self.states = self._arrays.states  #: (B, S) int16, each game's engine state
         self.game_scores = self._arrays.game_scores  #: scores of the hands finished in each game
         self.hands_played = self._arrays.hands_played  #: hands finished in each game's current episode
@@ -123,9 +117,6 @@ class VectorDominoes:
         self._one_per_game = (b,)
         # whether a step of every game runs the serial kernel (as small batches and one thread do)
         self._serial_step = self.threads == 1 or b <= batch.BLOCK
-        self._observe_fixed = (self.states, self.game_scores, self._arrays.offsets, self.config.highest_double,
-                               self.config.max_hand_size, self.layout.score_bits, self._arrays.tiles_with_value)
-        self._deal_fixed = (n, self.config.highest_double, self.config.rule_flags, self.config.deal_size)
         self._no_ends = HandEnds(np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=np.int64),
                                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
         self._rng: np.random.Generator | None = None
@@ -307,8 +298,8 @@ class VectorDominoes:
         assert self._rng is not None
         t = self.config.num_tiles
         k = games.shape[0]
-        self._loop(k, batch.deal_rows, batch.deal_parallel, self.states, games, self._rng.random((k, t)), hand_indices,
-                   *self._deal_fixed, serial_bounds=True)
+        self._loop(k, batch.deal_rows, batch.deal_parallel, self._arena, games, self._rng.random((k, t)), hand_indices,
+                   serial_bounds=True)
 
     def observe(self, games: np.ndarray, viewers: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -381,7 +372,7 @@ class VectorDominoes:
     def _observe_into(self, games: np.ndarray, viewers: np.ndarray, by_game: bool, observations: np.ndarray,
                       masks: np.ndarray, players: np.ndarray) -> None:
         """Observe `games` into the outputs, at row k for ``games[k]`` or, `by_game`, at row ``games[k]``."""
-        self._loop(games.shape[0], batch.observe_rows, batch.observe_parallel, *self._observe_fixed, games, viewers,
+        self._loop(games.shape[0], batch.observe_games, batch.observe_games_parallel, self._arena, games, viewers,
                    by_game, observations, masks, players, serial_bounds=True)
 
     def _as_actions(self, actions: Any, count: int) -> np.ndarray:

@@ -13,9 +13,9 @@ from dominoes_env.vector import VectorDominoes
 @njit
 def _write_through_readers(buffer):
     head = arena.header(buffer, 3)
-    arena.int16_matrix(buffer, head, 0)[1, 2] = -7
-    arena.int64_vector(buffer, head, 1)[4] = 1 << 40
-    arena.bool_vector(buffer, head, 2)[0] = True
+    arena.matrix(buffer, head, 0, np.int16)[1, 2] = -7
+    arena.vector(buffer, head, 1, np.int64)[4] = 1 << 40
+    arena.vector(buffer, head, 2, np.bool_)[0] = True
 
 
 def test_arrays_are_views_of_one_buffer_in_order_and_compiled_writes_land_in_them():

@@ -49,9 +49,9 @@ def allocate(specs: Sequence[tuple[tuple[int, ...], type]]) -> tuple[np.ndarray,
     return buffer, views
 
 
-# Readers, for compiled code: :func:`header` once, then each array as a view of its dtype and rank
-# (each dtype needs its own reader: a view's dtype is fixed when numba compiles it). Inlined, a
-# reader costs a few tens of nanoseconds.
+# Readers, for compiled code: :func:`header` once, then each array as a view of its dtype
+# (a numpy scalar type such as ``np.int16``, a constant where the reader is inlined) and
+# rank. Inlined, a reader costs a few tens of nanoseconds.
 
 @njit(cache=True, inline="always")
 def header(buffer, count):
@@ -60,30 +60,12 @@ def header(buffer, count):
 
 
 @njit(cache=True, inline="always")
-def _bytes(buffer, head, k):
-    return buffer[head[FIELDS * k]:head[FIELDS * k + 1]]
+def vector(buffer, head, k, dtype):
+    """Array k, 1-D, of `dtype`."""
+    return buffer[head[FIELDS * k]:head[FIELDS * k + 1]].view(dtype)
 
 
 @njit(cache=True, inline="always")
-def int16_vector(buffer, head, k):
-    return _bytes(buffer, head, k).view(np.int16)
-
-
-@njit(cache=True, inline="always")
-def int16_matrix(buffer, head, k):
-    return _bytes(buffer, head, k).view(np.int16).reshape((head[FIELDS * k + 2], head[FIELDS * k + 3]))
-
-
-@njit(cache=True, inline="always")
-def int64_vector(buffer, head, k):
-    return _bytes(buffer, head, k).view(np.int64)
-
-
-@njit(cache=True, inline="always")
-def int64_matrix(buffer, head, k):
-    return _bytes(buffer, head, k).view(np.int64).reshape((head[FIELDS * k + 2], head[FIELDS * k + 3]))
-
-
-@njit(cache=True, inline="always")
-def bool_vector(buffer, head, k):
-    return _bytes(buffer, head, k).view(np.bool_)
+def matrix(buffer, head, k, dtype):
+    """Array k, 2-D, of `dtype`."""
+    return vector(buffer, head, k, dtype).reshape((head[FIELDS * k + 2], head[FIELDS * k + 3]))

@@ -24,38 +24,11 @@ from numba import njit, prange
 
 from dominoes_env.core import arena, rules
 from dominoes_env.core import observation as layout
+from dominoes_env.core.config import GameConfig
 from dominoes_env.core.rewards import hand_rewards_into
 
 #: entries per block of a parallel loop
 BLOCK = 256
-
-
-@njit(cache=True)
-def deal_rows(states, rows, uniforms, hand_indices, num_players, highest, rule_flags, deal_size, start, stop):
-    """Deal hand ``hand_indices[k]`` into game ``rows[k]``, k in [start, stop), from a shuffle of the
-    tiles by ``uniforms[k]`` (T floats in [0, 1) from the caller's seeded generator): a
-    Fisher-Yates shuffle, uniform over the T! orders, with no generator state in compiled code."""
-    t = uniforms.shape[1]
-    permutation = np.empty(t, dtype=np.int16)
-    scratch = np.empty(2 * t, dtype=np.int16)
-    for k in range(start, stop):
-        for j in range(t):
-            permutation[j] = j
-        for j in range(t - 1, 0, -1):  # swap place j with a uniformly random place 0..j
-            other = min(int(uniforms[k, j] * (j + 1)), j)  # min: u * (j + 1) may round up to j + 1
-            permutation[j], permutation[other] = permutation[other], permutation[j]
-        hand_index = hand_indices[k]
-        engine_value = rules.engine_value(hand_index, highest)
-        rules.deal_hand(states[rows[k]], permutation, num_players, hand_index, engine_value,
-                        rules.double_index(engine_value, highest), rule_flags, deal_size, scratch)
-
-
-@njit(cache=True, parallel=True)
-def deal_parallel(states, rows, uniforms, hand_indices, num_players, highest, rule_flags, deal_size):
-    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
-    for block in prange(blocks):
-        deal_rows(states, rows, uniforms, hand_indices, num_players, highest, rule_flags, deal_size,
-                  block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
 
 
 # ---------------------------------------------------------------- a batch's arrays, in one buffer
@@ -68,7 +41,7 @@ class BatchArrays(NamedTuple):
     high: np.ndarray  #: (T,) int16
     tiles_with_value: np.ndarray  #: (V, W) int16
     offsets: np.ndarray  #: the observation layout's offsets (int64)
-    settings: np.ndarray  #: (5,) int64: indexed by REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS
+    settings: np.ndarray  #: (7,) int64, indexed by REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS...
     bad: np.ndarray  #: (B,) bool, a move's scratch: the actions refused
     scores: np.ndarray  #: (B, n) int64, a move's scratch: the scores of the hands it ended
     ended: np.ndarray  #: (B,) bool, a move's scratch: the hands it ended
@@ -83,26 +56,28 @@ class BatchArrays(NamedTuple):
 _ARRAYS = len(BatchArrays._fields)
 
 #: indices of BatchArrays.settings
-REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS = range(5)
+REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS, RULE_FLAGS, DEAL_SIZE = range(7)
 
 
-def allocate(num_games: int, state_size: int, num_players: int, low: np.ndarray, high: np.ndarray,
-             tiles_with_value: np.ndarray, offsets: np.ndarray, settings: tuple[int, ...]
-             ) -> tuple[np.ndarray, BatchArrays]:
-    """The arena of a batch of `num_games` games (all zero, not dealt) and its arrays; the
-    tables and `settings` (in the order of the ``REWARD_MODE``... indices) are copied in."""
-    b, n = num_games, num_players
+def allocate(config: GameConfig, num_games: int, num_hands: int, reward_mode: int) -> tuple[np.ndarray, BatchArrays]:
+    """The arena of a batch of `num_games` games of `config` (all zero, not dealt) and its
+    arrays, the tile tables, the observation layout and the settings copied in."""
+    game_layout = layout.observation_layout(config, num_hands)
+    tiles, offsets, b, n = config.tiles, game_layout.offsets, num_games, config.num_players
     specs: dict[str, tuple[tuple[int, ...], type]] = {
-        "states": ((b, state_size), np.int16), "low": (low.shape, np.int16), "high": (high.shape, np.int16),
-        "tiles_with_value": (tiles_with_value.shape, np.int16), "offsets": (offsets.shape, np.int64),
-        "settings": ((NUM_HANDS + 1,), np.int64), "bad": ((b,), np.bool_), "scores": ((b, n), np.int64),
-        "ended": ((b,), np.bool_), "went_out": ((b,), np.int64), "game_scores": ((b, n), np.int64),
-        "players": ((b,), np.int64), "hands_played": ((b,), np.int64), "viewers": ((b,), np.int64),
-        "rows": ((b,), np.int64)}
+        "states": ((b, rules.state_size(n, config.num_tiles)), np.int16), "low": (tiles.low.shape, np.int16),
+        "high": (tiles.high.shape, np.int16), "tiles_with_value": (tiles.tiles_with_value.shape, np.int16),
+        "offsets": (offsets.shape, np.int64), "settings": ((DEAL_SIZE + 1,), np.int64), "bad": ((b,), np.bool_),
+        "scores": ((b, n), np.int64), "ended": ((b,), np.bool_), "went_out": ((b,), np.int64),
+        "game_scores": ((b, n), np.int64), "players": ((b,), np.int64), "hands_played": ((b,), np.int64),
+        "viewers": ((b,), np.int64), "rows": ((b,), np.int64)}
     buffer, views = arena.allocate([specs[name] for name in BatchArrays._fields])
     arrays = BatchArrays(*views)
-    arrays.low[:], arrays.high[:], arrays.tiles_with_value[:], arrays.offsets[:] = low, high, tiles_with_value, offsets
-    arrays.settings[:] = settings
+    arrays.low[:], arrays.high[:], arrays.tiles_with_value[:] = tiles.low, tiles.high, tiles.tiles_with_value
+    arrays.offsets[:] = offsets
+    arrays.settings[[REWARD_MODE, HIGHEST, MAX_HAND, SCORE_BITS, NUM_HANDS, RULE_FLAGS, DEAL_SIZE]] = (
+        reward_mode, config.highest_double, config.max_hand_size, game_layout.score_bits, num_hands, config.rule_flags,
+        config.deal_size)
     arrays.went_out[:] = -1
     arrays.viewers[:] = -1
     arrays.rows[:] = np.arange(b)
@@ -113,13 +88,65 @@ def allocate(num_games: int, state_size: int, num_players: int, low: np.ndarray,
 def unpack(buffer):
     """The arena's arrays as a tuple, in :class:`BatchArrays`' order."""
     head = arena.header(buffer, _ARRAYS)
-    return (arena.int16_matrix(buffer, head, 0), arena.int16_vector(buffer, head, 1),
-            arena.int16_vector(buffer, head, 2), arena.int16_matrix(buffer, head, 3),
-            arena.int64_vector(buffer, head, 4), arena.int64_vector(buffer, head, 5),
-            arena.bool_vector(buffer, head, 6), arena.int64_matrix(buffer, head, 7), arena.bool_vector(buffer, head, 8),
-            arena.int64_vector(buffer, head, 9), arena.int64_matrix(buffer, head, 10),
-            arena.int64_vector(buffer, head, 11), arena.int64_vector(buffer, head, 12),
-            arena.int64_vector(buffer, head, 13), arena.int64_vector(buffer, head, 14))
+    int16, int64, bool_ = np.int16, np.int64, np.bool_
+    return (arena.matrix(buffer, head, 0, int16), arena.vector(buffer, head, 1, int16),
+            arena.vector(buffer, head, 2, int16), arena.matrix(buffer, head, 3, int16),
+            arena.vector(buffer, head, 4, int64), arena.vector(buffer, head, 5, int64),
+            arena.vector(buffer, head, 6, bool_), arena.matrix(buffer, head, 7, int64),
+            arena.vector(buffer, head, 8, bool_), arena.vector(buffer, head, 9, int64),
+            arena.matrix(buffer, head, 10, int64), arena.vector(buffer, head, 11, int64),
+            arena.vector(buffer, head, 12, int64), arena.vector(buffer, head, 13, int64),
+            arena.vector(buffer, head, 14, int64))
+
+
+# ---------------------------------------------------------------- dealing, observing
+
+@njit(cache=True)
+def deal_rows(buffer, rows, uniforms, hand_indices, start, stop):
+    """Deal hand ``hand_indices[k]`` into game ``rows[k]`` of arena `buffer`, k in [start, stop),
+    from a shuffle of the tiles by ``uniforms[k]`` (T floats in [0, 1) from the caller's seeded
+    generator): a Fisher-Yates shuffle, uniform over the T! orders, with no generator state in
+    compiled code."""
+    states, _, _, _, _, settings, _, scores = unpack(buffer)[:8]  # scores: a column per player
+    highest = settings[HIGHEST]
+    t = uniforms.shape[1]
+    permutation = np.empty(t, dtype=np.int16)
+    scratch = np.empty(2 * t, dtype=np.int16)
+    for k in range(start, stop):
+        for j in range(t):
+            permutation[j] = j
+        for j in range(t - 1, 0, -1):  # swap place j with a uniformly random place 0..j
+            other = min(int(uniforms[k, j] * (j + 1)), j)  # min: u * (j + 1) may round up to j + 1
+            permutation[j], permutation[other] = permutation[other], permutation[j]
+        hand_index = hand_indices[k]
+        engine_value = rules.engine_value(hand_index, highest)
+        rules.deal_hand(states[rows[k]], permutation, scores.shape[1], hand_index, engine_value,
+                        rules.double_index(engine_value, highest), settings[RULE_FLAGS], settings[DEAL_SIZE], scratch)
+
+
+@njit(cache=True, parallel=True)
+def deal_parallel(buffer, rows, uniforms, hand_indices):
+    """:func:`deal_rows` over every entry, on every core."""
+    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
+    for block in prange(blocks):
+        deal_rows(buffer, rows, uniforms, hand_indices, block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
+
+
+@njit(cache=True)
+def observe_games(buffer, rows, viewers, by_game, observations, masks, players, start, stop):
+    """:func:`observe_rows` of the games ``rows[start:stop]`` of arena `buffer`."""
+    (states, _, _, tiles_with_value, offsets, settings, _, _, _, _, game_scores) = unpack(buffer)[:11]
+    observe_rows(states, game_scores, offsets, settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS],
+                 tiles_with_value, rows, viewers, by_game, observations, masks, players, start, stop)
+
+
+@njit(cache=True, parallel=True)
+def observe_games_parallel(buffer, rows, viewers, by_game, observations, masks, players):
+    """:func:`observe_games` over every entry, on every core."""
+    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
+    for block in prange(blocks):
+        observe_games(buffer, rows, viewers, by_game, observations, masks, players, block * BLOCK,
+                      min(rows.shape[0], (block + 1) * BLOCK))
 
 
 # ---------------------------------------------------------------- a move
@@ -259,15 +286,6 @@ def observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_wi
         players[out] = mover
         observe_one(state, mover if viewers[k] < 0 else viewers[k], game_scores[game], offsets, highest, max_hand,
                     bits, tiles_with_value, observations[out], masks[out], legal)
-
-
-@njit(cache=True, parallel=True)
-def observe_parallel(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, by_game,
-                     observations, masks, players):
-    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
-    for block in prange(blocks):
-        observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, by_game,
-                     observations, masks, players, block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
 
 
 @njit(cache=True)
