@@ -128,7 +128,7 @@ def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> 
     legal = action_masks.view(np.bool_) if action_masks.dtype.itemsize == 1 else action_masks.astype(np.bool_)
     flat = np.flatnonzero(legal)
     counts = np.count_nonzero(legal, axis=1)
-    picks = flat[random_per_run(counts, np.ones(legal.shape[0], dtype=np.bool_), rng)]
+    picks = flat[random_per_run(counts, None, rng)]
     return picks - np.arange(legal.shape[0]) * legal.shape[1]
 
 

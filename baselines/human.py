@@ -115,10 +115,14 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig) -> list[spec
 
 def default_opponent(config: GameConfig) -> specs.PolicySpec:
     """The first of DEFAULT_OPPONENTS that plays this table by default (a learned player ships
-    for it), as the default league chooses; one that ships but does not load is an error, not
-    passed over."""
+    for it and its library is installed), as the default league chooses; one that ships but
+    does not load is an error, not passed over."""
     for name in DEFAULT_OPPONENTS:
-        if policy_class(name).plays_by_default(config):
+        try:
+            kind = policy_class(name)
+        except ValueError:  # its library is not installed (safetensors, without the league extra)
+            continue
+        if kind.plays_by_default(config):
             spec = specs.PolicySpec(name)
             spec.check(config)
             return spec

@@ -145,19 +145,29 @@ class BatchPolicy(Policy):
 def first_minimum_per_run(values: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
     """Index (into `values`) of the first smallest value of each consecutive run, as
     ``np.argmin`` of each run would give it (runs of the given lengths, none empty): with the
-    actions ascending in each run, ties go to the lowest action, the shared tie-break."""
+    actions ascending in each run, ties go to the lowest action, the shared tie-break.
+
+    Raises:
+        FloatingPointError: a run holds a NaN (a diverged value function).
+    """
     starts = np.cumsum(run_lengths) - run_lengths
     run_of = np.repeat(np.arange(run_lengths.shape[0]), run_lengths)
     at_minimum = np.flatnonzero(values == np.minimum.reduceat(values, starts)[run_of])
     first = np.ones(at_minimum.shape[0], dtype=np.bool_)
     first[1:] = run_of[at_minimum[1:]] != run_of[at_minimum[:-1]]
-    return at_minimum[first]
+    chosen = at_minimum[first]
+    if chosen.shape[0] != run_lengths.shape[0]:  # a run with a NaN has no smallest value
+        raise FloatingPointError("values are not finite (NaN): some runs have no smallest value")
+    return chosen
 
 
-def random_per_run(run_lengths: np.ndarray, which: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def random_per_run(run_lengths: np.ndarray, which: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random index (into the runs' entries) within each run where `which` is True
-    (a bool per run): epsilon-greedy exploration of batched choosers."""
+    (a bool per run; None: every run): epsilon-greedy exploration of batched choosers, and
+    the random policy's pick."""
     starts = np.cumsum(run_lengths) - run_lengths
+    if which is None:
+        return starts + (rng.random(run_lengths.shape[0]) * run_lengths).astype(np.int64)
     return starts[which] + (rng.random(int(which.sum())) * run_lengths[which]).astype(np.int64)
 
 

@@ -32,9 +32,9 @@ def _blas_libraries() -> tuple[Any, ...]:
 def one_blas_thread() -> Iterator[None]:
     """Numpy's BLAS on one thread inside the block, the caller's thread counts restored after.
 
-    About 2 us to enter and leave: each library's count is read and set through its own
-    C call, where threadpoolctl's ``limit()`` (about 7-16 us) surveys every library each
-    time, a third of a TD decision's time. A no-op without threadpoolctl.
+    A few microseconds to enter and leave: each library's count is read and set through its
+    own C call, where threadpoolctl's ``limit()`` surveys every library each time (several
+    times as long). A no-op without threadpoolctl.
     """
     libraries = _blas_libraries()
     threads = [library.get_num_threads() for library in libraries]

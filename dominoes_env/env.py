@@ -174,14 +174,12 @@ class DominoesEnv(AECEnv):
         """
         seed = validation.seed("seed", seed)
         options = dict(options or {})
-        reseed = seed is not None or not hasattr(self, "_np_random_seeded")
-        seeded: tuple[np.random.Generator, int] = _seeded(seed) if reseed else (self.np_random, self.np_random_seed)
-        game = Game(self.config, self.num_hands, seeded[0], options.get("position"), options.get("hand_index"),
-                    options.get("hands_played", 0), options.get("game_scores"))
-        # nothing changes before every option is accepted: a refused reset leaves the episode as it was
-        self.np_random, self.np_random_seed = seeded
-        self.game = game
-        self._np_random_seeded = True
+        start = (options.get("position"), options.get("hand_index"), options.get("hands_played", 0),
+                 options.get("game_scores"))
+        Game.check_start(self.config, self.num_hands, *start)  # first: a refused reset leaves everything as it was
+        if seed is not None or not hasattr(self, "np_random"):
+            self.np_random, self.np_random_seed = _seeded(seed)
+        self.game = Game(self.config, self.num_hands, self.np_random, *start)
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

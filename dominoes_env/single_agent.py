@@ -149,11 +149,20 @@ class SingleAgentEnv(gymnasium.Env):
         ``"hands_played"`` and ``"game_scores"`` to resume a multi-hand game in its middle, as
         the AEC env's reset does; ``{"seat": s}`` fixes the learner's seat for this episode.
         """
-        super().reset(seed=validation.seed("seed", seed))
+        # every option is checked before the generator or the episode changes: a refused reset
+        # leaves the game in progress, its seat, its players and the deals to come as they were
+        seed = validation.seed("seed", seed)
         options = dict(options or {})
         n = self.config.num_players
-        if "seat" in options:
-            seat = validation.integer("seat", options["seat"], 0, n - 1)
+        chosen_seat = validation.integer("seat", options["seat"], 0, n - 1) if "seat" in options else None
+        position = options.get("position")
+        if position is not None and not isinstance(position, HandState):
+            raise ValueError(f"options['position'] must be a HandState, got {position!r}")
+        start = (position, options.get("hand_index"), options.get("hands_played", 0), options.get("game_scores"))
+        Game.check_start(self.config, self.num_hands, *start)
+        super().reset(seed=seed)
+        if chosen_seat is not None:
+            seat = chosen_seat
         elif self.fixed_seat is not None:
             seat = self.fixed_seat
         else:
@@ -161,14 +170,8 @@ class SingleAgentEnv(gymnasium.Env):
         players: list[Player | None] = [None] * n
         for k, player in enumerate(self._episode_opponents(), start=1):
             players[(seat + k) % n] = player
-        position = options.get("position")
-        if position is not None and not isinstance(position, HandState):
-            raise ValueError(f"options['position'] must be a HandState, got {position!r}")
-        game = Game(self.config, self.num_hands, self.np_random, position, options.get("hand_index"),
-                    options.get("hands_played", 0), options.get("game_scores"))
-        # the episode changes only now that every option was accepted: a refused reset leaves
-        # the game in progress, its seat and its players as they were
-        self.seat, self.players, self.game = seat, players, game
+        self.seat, self.players = seat, players
+        self.game = Game(self.config, self.num_hands, self.np_random, *start)
         self._reset_opponents()
         self._finished: dict[str, Any] = {}
         self._play_opponents()

@@ -557,10 +557,16 @@ def test_a_refused_reset_leaves_the_aec_episode_as_it_was(options, message):
 
 @pytest.mark.parametrize("options, message", [*REFUSED_RESETS, ({"seat": 4}, "seat must be an integer from 0 to 3")])
 def test_a_refused_reset_leaves_the_single_agent_episode_as_it_was(options, message):
-    """Seat, players and game stay those of the episode in progress."""
-    env = dominoes_env.SingleAgentEnv(opponents="random", num_hands=3)
-    env.reset(seed=1)
+    """Seat, players and game stay those of the episode in progress, and the generator too: the
+    next episodes are those of a twin that was never refused (a seed given with the refused
+    call is not taken)."""
+    env, twin = (dominoes_env.SingleAgentEnv(opponents="random", num_hands=3) for _ in range(2))
+    for e in (env, twin):
+        e.reset(seed=1)
     seat, players, game = env.seat, list(env.players), env.game
     with pytest.raises(ValueError, match=re.escape(message)):
-        env.reset(options=options)
+        env.reset(seed=5, options=options)
     assert env.seat == seat and env.players == players and env.game is game
+    for _ in range(3):
+        (observation, _), (expected, _) = env.reset(), twin.reset()
+        assert env.seat == twin.seat and np.array_equal(observation, expected)

@@ -97,6 +97,19 @@ def test_the_default_opponent_is_the_strongest_that_loads():
     assert human.default_opponent(make_config(3, 6)).name == "persistent_line"  # no td_lambda for this table
 
 
+def test_without_the_learned_players_library_the_default_opponent_is_persistent_line(monkeypatch):
+    """td_lambda reads its weights with safetensors (the league extra); without it, play falls back."""
+    registered = human.policy_class
+
+    def without_safetensors(name: str):
+        if name == "td_lambda":
+            raise ValueError("policy 'td_lambda' needs safetensors: pip install -e '.[league]'")
+        return registered(name)
+
+    monkeypatch.setattr(human, "policy_class", without_safetensors)
+    assert human.default_opponent(make_config(4, 9)).name == "persistent_line"
+
+
 def test_the_command_plays_with_input_from_the_terminal(tmp_path, monkeypatch, capsys):
     answers = iter(["h", "1"])
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers, "1"))
@@ -193,7 +206,6 @@ def test_replay_refuses_a_damaged_record_in_one_line(record_file, capsys):
     assert "--fps must be a finite number in [0.1, 50]" in capsys.readouterr().err
 
 
-
 def test_replay_refuses_outputs_it_cannot_write_before_drawing(record_file, tmp_path, capsys, monkeypatch):
     drawn = []
     monkeypatch.setattr("baselines.replay.read_record", lambda path: drawn.append(path))  # must not be reached
@@ -229,7 +241,6 @@ def test_a_resumed_league_records_only_the_games_it_plays(tmp_path, capsys):
                      "--workers", "1", "--record-games", str(records)]) == 0
     assert "note: 3 games played before --record-games have no game record" in capsys.readouterr().err
     assert sorted(p.name for p in records.iterdir()) == [f"game_{g:08d}.json" for g in range(3, 6)]
-
 
 
 def test_a_league_refuses_a_record_directory_it_cannot_write_before_it_starts(tmp_path, capsys):

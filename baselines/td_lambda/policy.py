@@ -41,8 +41,10 @@ class ValueFunction(Protocol):
     def predict(self, features: np.ndarray) -> np.ndarray: ...
 
 
-#: batches this large run on one BLAS thread (the look-ahead's hundreds of positions, act_batch)
-ONE_THREAD_ROWS = 64
+#: batches this large run on one BLAS thread (a look-ahead's sampled positions, act_batch): on a
+#: busy machine a BLAS thread pool waits for its slowest thread, several times as long as one
+#: thread for batches of a few dozen rows; below 16 rows the switch costs more than it saves
+ONE_THREAD_ROWS = 16
 
 
 class NumpyValue:
@@ -64,8 +66,8 @@ class NumpyValue:
         """(K, input_size) float32 -> (K,) predicted final pips.
 
         Batches of :data:`ONE_THREAD_ROWS` rows or more run on one BLAS thread (see
-        :mod:`baselines.threads`); a single decision's handful of rows does not pay the
-        switch (about 9 us, a fifth of the decision, measured by benchmarks/td_lambda_speed.py).
+        :mod:`baselines.threads`); a typical single decision's handful of rows does not pay the
+        switch (a few microseconds of a decision of about 46 us, benchmarks/td_lambda_speed.py).
         """
         x = features
         with one_blas_thread() if features.shape[0] >= ONE_THREAD_ROWS else nullcontext():

@@ -39,7 +39,8 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
     with TD(lambda) as it plays.
 
     Raises:
-        FloatingPointError: learning made the network's values non-finite (it diverged).
+        FloatingPointError: learning made the network's values NaN (it diverged; raised where
+            the moves are chosen, :func:`~baselines.policy.first_minimum_per_run`).
     """
     tables = Tables(config.game, config.parallel_hands, opponent, hands, rng,
                     end_hand=None if traces is None else traces.end_hand, on_hand=on_hand)
@@ -61,8 +62,6 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
         vectors, ends_hand = afterstates(observations, legal, game, rows=rows)
         inputs = features(vectors)  # once: the chosen rows feed the traces too
         values = predicted_final_pips(network, features, vectors, ends_hand, inputs)
-        if traces is not None and not np.isfinite(values).all():  # no move is the smallest of NaNs
-            raise FloatingPointError("TD(lambda) diverged: the network's values are not finite")
         chosen = first_minimum_per_run(values, counts)
         if epsilon:
             explore = rng.random(playing.shape[0]) < epsilon

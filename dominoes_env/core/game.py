@@ -29,23 +29,32 @@ class Game:
         its `num_hands` already finished) and `game_scores` (their totals by seat).
         """
         self.config = config
-        self.num_hands = integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
+        self.num_hands, self.hands_before, self.totals, self.hand_index = self.check_start(
+            config, num_hands, first_hand, first_hand_index, hands_played, game_scores)
         self.rng = rng
-        self.hands_before = integer("hands_played", hands_played, 0, self.num_hands - 1)
-        self.totals = np.zeros(config.num_players, dtype=np.int64)
+        self.hand_scores: list[np.ndarray] = []
+        self.ended_early = False
+        self.hand = HandState.deal(config, 0, rng) if first_hand is None else first_hand.copy()
+
+    @staticmethod
+    def check_start(config: GameConfig, num_hands: int, first_hand: HandState | None = None,
+                    first_hand_index: int | None = None, hands_played: int = 0, game_scores: Any = None
+                    ) -> tuple[int, int, np.ndarray, int]:
+        """The arguments of a game, checked before anything is dealt or drawn (so that a caller
+        can refuse a reset before it changes anything): ``num_hands``, ``hands_played``, the
+        scores so far and the first hand's index, or a one-line ValueError."""
+        num_hands = integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
+        hands_before = integer("hands_played", hands_played, 0, num_hands - 1)
+        totals = np.zeros(config.num_players, dtype=np.int64)
         if game_scores is not None:
             if not isinstance(game_scores, (list, tuple, np.ndarray)):
                 raise ValueError(f"game_scores must be a list of {config.num_players} scores, got {game_scores!r}")
-            scores = [integer("game_scores", score, 0, config.total_pips * self.num_hands) for score in game_scores]
+            scores = [integer("game_scores", score, 0, config.total_pips * num_hands) for score in game_scores]
             if len(scores) != config.num_players:
                 raise ValueError(f"game_scores must give {config.num_players} scores, got {len(scores)}")
-            self.totals[:] = scores
-        self.hand_scores: list[np.ndarray] = []
-        self.ended_early = False
+            totals[:] = scores
         if first_hand is None:
-            self.hand_index = 0
-            self.hand = HandState.deal(config, 0, rng)
-            return
+            return num_hands, hands_before, totals, 0
         if not isinstance(first_hand, HandState) or first_hand.config != config:
             raise ValueError(f"the starting position must be a HandState of {config.num_players} players, "
                              f"double-{config.highest_double}")
@@ -53,8 +62,7 @@ class Game:
             raise ValueError("the starting position is a finished hand")
         if first_hand_index is None:
             first_hand_index = config.highest_double - first_hand.engine_value
-        self.hand_index = integer("hand_index", first_hand_index, 0, MAX_HANDS_PER_GAME - 1)
-        self.hand = first_hand.copy()
+        return num_hands, hands_before, totals, integer("hand_index", first_hand_index, 0, MAX_HANDS_PER_GAME - 1)
 
     @property
     def is_over(self) -> bool:
