@@ -57,6 +57,19 @@ def vector_decisions(batch: int, seconds: float, threads: int = 1) -> float:
     return steps * batch / (time.perf_counter() - start)
 
 
+def picker_milliseconds(batch: int, seconds: float) -> float:
+    """Milliseconds one pick of B random legal actions takes alone (the share of each step the
+    benchmark's own player costs), on the masks of a freshly dealt batch."""
+    observations, _ = VectorDominoes(batch, 4, 9, seed=0).reset()
+    masks, rng = observations["action_mask"], np.random.default_rng(0)
+    picks = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        random_legal_actions(masks, rng)
+        picks += 1
+    return (time.perf_counter() - start) / picks * 1e3
+
+
 def paired_ratio(seconds: float, rounds: int = 5) -> tuple[float, float, float]:
     """B = 1 against the scalar env, measured in `rounds` alternating pairs of `seconds` / `rounds`
     each, so that both sides of each ratio see the same load: the median ratio, and the lowest
@@ -147,6 +160,8 @@ def main() -> None:
         if connect_four is not None:
             print(f"{'pgx connect_four B=' + str(batch):30s} {connect_four:12,.0f} steps/s      "
                   f"{connect_four / scalar:6.2f}x the scalar env")
+    largest = max(args.sizes)
+    print(f"the numpy picker alone at B={largest}: {picker_milliseconds(largest, args.seconds / 2):.2f} ms a step")
     if 1 in args.sizes and 1 in threads:
         median, low, high = paired_ratio(2 * args.seconds)
         print(f"B=1 against the scalar env in 5 alternating pairs: median {median:.2f}x (lowest {low:.2f}x, "

@@ -1,6 +1,7 @@
 """How the examples rate a trained agent: its gain over a random player in the same seats and deals,
 then a table against the shipped baselines. Shared by the library examples, so every example
-measures the same thing the same way.
+measures the same thing the same way; :class:`SavedRun` and :class:`LoggedRun` are what an
+example's run leaves (its files, its training log) for the tests to read.
 
 The gain is measured by two calls of :func:`baselines.evaluate` with the same seed, which play
 the same deals under every seat rotation whatever the policies:

@@ -11,7 +11,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 class ProgressLine(BaseCallback):
     """Every `every` rollouts, prints the steps so far, the mean return of the last 100 hands
-    (from the Monitor's episode buffer) and the steps per second."""
+    (from the Monitor's or VecMonitor's episode buffer) and the steps per second."""
 
     def __init__(self, every: int = 10) -> None:
         super().__init__()

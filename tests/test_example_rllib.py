@@ -8,7 +8,6 @@ the tests, so any environment collects this file.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +15,6 @@ import pytest
 import dominoes_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.rllib]
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
 
 @pytest.fixture
 def example(import_example):

@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import printed_gain, run_library_snippets
+from conftest import ROOT, printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sb3_maskable_ppo.py"
 STEPS = 16_384  # eight rollouts of 2,048 steps
 EVAL_HANDS = 400  # 100 deals x 4 seat rotations

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import printed_gain, run_library_snippets
+from conftest import ROOT, printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sb3_vector_env.py"
 STEPS = 32_768  # eight rollouts of 64 steps in 64 games
 EVAL_HANDS = 400

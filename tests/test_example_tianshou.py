@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import printed_gain, run_library_snippets
+from conftest import ROOT, printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "tianshou_dqn.py"
 STEPS = 12_000
 EVAL_HANDS = 400  # 100 deals x 4 seat rotations

@@ -4,7 +4,8 @@
 (:class:`~baselines.td_lambda.TDLambdaConfig`, :class:`~baselines.linear_sarsa.LinearSarsaConfig`):
 the table (size and table rules), the curriculum of opponents, the tables played side by
 side, the seed and the periodic evaluation. A learner adds its own fields after these, and
-redeclares a field here only to give it another default. Every field carries its
+redeclares a field here only to give it another default. :class:`DecayingStepConfig` adds the
+step size with its decay to a floor and the exploration, which the linear learners share. Every field carries its
 ``dominoes train LEARNER`` option (:mod:`baselines.learning.options`) and is checked on
 construction, so a configuration that exists is valid, whether typed on the command line
 or read back from a file.
@@ -123,8 +124,9 @@ class LearnerConfig:
     SPECIAL_STAGES: ClassVar[tuple[str, ...]] = (SELF_PLAY,)
 
     def opponent_names(self) -> set[str]:
-        """Every policy name the run plays against (curriculum and evaluation); a special stage
-        counts only where it is a whole stage."""
+        """Every policy name the run plays against (curriculum and evaluation). A special stage
+        is left out where it is a whole stage (it is no policy) and kept anywhere else, where
+        :meth:`check_opponents` refuses it."""
         named = {part for stage, _ in self.curriculum if stage not in self.SPECIAL_STAGES for part in stage.split("+")}
         return named | set(self.eval_opponents)
 

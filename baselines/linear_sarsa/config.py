@@ -2,8 +2,9 @@
 
 :class:`LinearSarsaConfig` is the one source of the defaults, the bounds and the command
 line: the fields every learner shares (the table, the curriculum, the tables side by side,
-the seed, the evaluation: :class:`~baselines.learning.config.LearnerConfig`) and SARSA's own
-(the discount, the step size and its decay to a floor, exploration). Every field carries
+the seed, the evaluation: :class:`~baselines.learning.config.LearnerConfig`), the step size
+with its decay to a floor and exploration, shared with the look-ahead's learner
+(:class:`~baselines.learning.config.DecayingStepConfig`), and SARSA's own discount. Every field carries
 its ``dominoes train sarsa`` option and is checked on construction; the configuration is
 stored in every weights file (:mod:`~baselines.linear_sarsa.weights`).
 

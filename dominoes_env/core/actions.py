@@ -1,13 +1,13 @@
 """The action table: ``action = line * T + tile``, then pass (then draw, with a boneyard);
-encoding, decoding and names.
+decoding and names.
 
 ``line`` is egocentric for the player to move (0 = its own line, k = the line of the
 seat k places after it, n = the dummy line) and ``tile`` the canonical tile index, so the
 same number means the same kind of move from every seat. ``(n+1) * T`` is the pass, legal
 only when nothing else is; with the boneyard rule ``(n+1) * T + 1`` is the draw, legal
-exactly when no tile can be played and the player has not drawn yet this turn. Encoding
-and decoding are O(1) arithmetic; this module is the one place that knows the encoding
-besides the compiled rules.
+exactly when no tile can be played and the player has not drawn yet this turn. Decoding
+is O(1) arithmetic; this module is the one place that knows the encoding besides the
+compiled rules.
 """
 
 from __future__ import annotations
