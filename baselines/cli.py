@@ -9,9 +9,12 @@ Each module listed in :data:`SUBCOMMANDS` defines ``add_arguments(parser)`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from typing import NoReturn
+
+from baselines.signals import Stopped
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("baselines.demo", "play one seeded hand between random players, shown as text"),
@@ -32,7 +35,21 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``dominoes ARGV``; Ctrl-C at any point, start-up included, is one line and status 130
+    (SIGTERM and SIGHUP, where a command turns them into :class:`~baselines.signals.Stopped`,
+    128 + the signal's number)."""
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _run(argv)
+    except KeyboardInterrupt as interrupt:
+        command = f"dominoes {argv[0]}" if argv and argv[0] in SUBCOMMANDS else "dominoes"
+        stopped = interrupt if isinstance(interrupt, Stopped) else None
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) has nowhere to print
+            print(f"\n{command}: {'stopped by ' + stopped.name if stopped else 'interrupted'}", file=sys.stderr)
+        return stopped.exit_status if stopped else 130
+
+
+def _run(argv: list[str]) -> int:
     parser = OneLineParser(prog="dominoes", description="dominoes-env: play, evaluate, rank and train.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in SUBCOMMANDS.items():
@@ -49,9 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as error:  # bad input the subcommand did not catch itself: one line, no traceback
         print(f"dominoes {argv[0]}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\ndominoes {argv[0]}: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

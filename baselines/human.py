@@ -16,10 +16,10 @@ after every hand and when the person leaves, whatever the reason.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -29,10 +29,13 @@ from baselines import options, specs
 from baselines.play import play_game
 from baselines.policy import Policy
 from baselines.registry import make_policy, policy_class
+from baselines.signals import signals_stop
+from dominoes_env import files
 from dominoes_env.core import actions, validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
 from dominoes_env.core.render import Paint, plain, render_table
 from dominoes_env.core.state import HandState
+from dominoes_env.core.validation import shown
 from dominoes_env.records import RecordGames, write_record
 
 #: Opponents when none are named: the strongest shipped player that loads for the table.
@@ -72,19 +75,12 @@ def run(args: argparse.Namespace) -> int:
     seat = validation.integer("--seat", args.seat, 0, config.num_players - 1)
     opponents = opponent_specs(args.opponents, config)
     if args.record is not None:
-        check_writable("--record", args.record)
+        files.check_output_file("--record", args.record)  # before the game, not after it
     colour = args.colour == "always" or (args.colour == "auto" and supports_colour(sys.stdout))
-    play_in_terminal(config, hands, seed, seat, opponents, read_line=input, out=sys.stdout, colour=colour,
-                     record=args.record)
+    with signals_stop():  # a closed terminal or a kill keeps the record, as Ctrl-C does
+        play_in_terminal(config, hands, seed, seat, opponents, read_line=input, out=sys.stdout, colour=colour,
+                         record=args.record)
     return 0
-
-
-def check_writable(option: str, path: str) -> None:
-    """Refuse, before the game starts, a record file that could not be written."""
-    file = Path(path)
-    if file.is_dir() or not file.parent.is_dir() or not os.access(file.parent, os.W_OK):
-        raise ValueError(f"{option} {path}: cannot write a file there (is the directory missing or read-only, or "
-                         f"is it a directory?)")
 
 
 def supports_colour(stream: TextIO) -> bool:
@@ -164,10 +160,11 @@ def play_in_terminal(config: GameConfig, num_hands: int, seed: int, seat: int, o
     else:
         view.scores(result.totals, players, final=True)
         return True
-    finally:  # the moves played are kept whatever ended the game (Ctrl-C included)
+    finally:  # the moves played are kept whatever ended the game (Ctrl-C, SIGTERM, SIGHUP included)
         _write(env, record)
         if record is not None:
-            view.say(f"The game is recorded in {record} (dominoes replay {record}).")
+            with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) cannot be told
+                view.say(f"The game is recorded in {record} (dominoes replay {record}).")
 
 
 def _write(env: RecordGames, record: str | None) -> None:
@@ -317,10 +314,21 @@ class Person(Policy):
                 continue
             if answer == "" and len(texts) == 1:
                 return 1
-            if answer.isdigit() and 1 <= int(answer) <= len(texts):
-                return int(answer)
-            self.view.say(f"{answer!r} is not a move: type a number from 1 to {len(texts)}, h for a hint, or q to "
-                          f"quit")
+            number = move_number(answer, len(texts))
+            if number is not None:
+                return number
+            self.view.say(f"{shown(answer)} is not a move: type a number from 1 to {len(texts)}, h for a hint, or "
+                          f"q to quit")
+
+
+def move_number(answer: str, moves: int) -> int | None:
+    """The move an answer names (1 to `moves`), or None: only ASCII digits, and no more of them than
+    `moves` has, so that no answer, whatever its length, reaches int() (which refuses numbers of
+    more than 4,300 digits) or counts as a digit in another script ('²')."""
+    if not (answer.isascii() and answer.isdigit()) or len(answer.lstrip("0")) > len(str(moves)):
+        return None
+    number = int(answer)
+    return number if 1 <= number <= moves else None
 
 
 class Announced(Policy):

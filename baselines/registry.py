@@ -78,6 +78,12 @@ def policy_names() -> list[str]:
     return sorted(set(_REGISTRY) | available | set(_entry_points()))
 
 
+def known_policy_names() -> list[str]:
+    """:func:`policy_names` and the learned players whose extra is not installed here: every name
+    a configuration written by another installation of this package may hold."""
+    return sorted(set(policy_names()) | set(_LAZY_POLICIES))
+
+
 def policy_parameters(name: str) -> dict[str, Any]:
     """The tunable parameters of a policy and their defaults."""
     cls = policy_class(name)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from baselines.human import ReadLine, check_writable, paint_ansi, supports_colour
+from baselines.human import ReadLine, paint_ansi, supports_colour
+from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.core.render import Paint, plain, render_table
 from dominoes_env.records import RecordedGame, RecordedPosition, read_record, replay
@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     fps = validation.real("--fps", args.fps, MIN_FPS, MAX_FPS)
     if args.gif is not None:
-        check_writable("--gif", args.gif)  # refused before the record is read and drawn, not after
-    if args.png_dir is not None and Path(args.png_dir).exists() and not Path(args.png_dir).is_dir():
-        raise ValueError(f"--png-dir {args.png_dir}: not a directory")
+        files.check_output_file("--gif", args.gif)  # refused before the record is read and drawn, not after
+    if args.png_dir is not None:
+        files.check_output_directory("--png-dir", args.png_dir)
     recorded = read_record(args.file)
     if args.gif is None and args.png_dir is None:
         colour = args.colour == "always" or (args.colour == "auto" and supports_colour(sys.stdout))
@@ -78,12 +78,7 @@ def write_pictures(recorded: RecordedGame, png_dir: str | None, gif: str | None,
 
     painter = TablePainter(recorded.config, recorded.num_hands, "all", captions=True)
     positions = list(replay(recorded))
-    directory = None if png_dir is None else Path(png_dir)
-    if directory is not None:
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ValueError(f"--png-dir {png_dir}: cannot write there ({error.strerror})") from None
+    directory = None if png_dir is None else files.check_output_directory("--png-dir", png_dir)
     digits = len(str(len(positions)))
 
     def frames() -> Iterator[np.ndarray]:

@@ -130,6 +130,9 @@ def parse(text: str, default_copies: int = 1) -> tuple[PolicySpec, int]:
     """
     if not isinstance(text, str):
         raise SpecError(f"a policy spec is text, got {text!r}")
+    if not text.strip().isprintable():  # a label is printed in tables and records: no escapes, no newlines
+        raise SpecError(f"cannot read policy {text!r}: a spec is printable text (no control characters such as "
+                        f"escapes, tabs or newlines)")
     match = _SPEC.match(text.strip())
     if match is None:
         raise SpecError(f"cannot read policy {text!r}: write NAME, NAME:COPIES, 'NAME(KEY=VALUE,...)' or "

@@ -23,13 +23,15 @@ import argparse
 import csv
 import importlib
 import importlib.util
+import io
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from dominoes_env import files
 
 if TYPE_CHECKING:
     from baselines.evaluate import EvaluationResult
@@ -53,6 +55,7 @@ class Learner:
             says where they are.
         log_columns: the columns of its ``log.csv``.
         checkpoint_dir: where its run goes by default.
+        weights_name: the file of its final weights in the run's directory.
     """
 
     policy: str
@@ -61,6 +64,7 @@ class Learner:
     train: Callable[[Any, argparse.Namespace, RunRecorder], str]
     log_columns: tuple[str, ...]
     checkpoint_dir: Path
+    weights_name: str
 
     def config_class(self) -> type[LearnerConfig]:
         module, _, name = self.config.partition(":")
@@ -85,7 +89,7 @@ def _train_td_lambda(config: Any, args: argparse.Namespace, recorder: RunRecorde
                    "latest.safetensors")
     network = None if initial is None else td_lambda.build_network(config, initial.theta)  # torch from here on
     network = recorder.run(lambda log: td_lambda.train(config, log, network=network))
-    final = td_lambda.save_checkpoint(recorder.out / "td_lambda.safetensors", network, config,
+    final = td_lambda.save_checkpoint(recorder.out / recorder.learner.weights_name, network, config,
                                       {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")})
     return f"checkpoint {final}"
 
@@ -101,7 +105,7 @@ def _initial(args: argparse.Namespace, load: Callable[[str], Any]) -> Any:
 
 
 def _train_linear(config: Any, args: argparse.Namespace, recorder: RunRecorder, kind: type[LinearWeights],
-                  learn: Callable[[Any, TrainingLog, Any], LinearWeights], filename: str) -> str:
+                  learn: Callable[[Any, TrainingLog, Any], LinearWeights]) -> str:
     """A linear learner: a JSON weights file of `kind` (numpy only). ``learn(config, log, initial)``
     trains from `initial` (weights of `kind`, or None) and returns the trained weights."""
     from baselines.learning.linear_weights import load_linear_weights, save_linear_weights
@@ -111,7 +115,7 @@ def _train_linear(config: Any, args: argparse.Namespace, recorder: RunRecorder, 
                    "latest.json")
     trained = recorder.run(lambda log: learn(config, log, initial))
     info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
-    return f"weights {save_linear_weights(recorder.out / filename, kind(trained.w, config, info))}"
+    return f"weights {save_linear_weights(recorder.out / recorder.learner.weights_name, kind(trained.w, config, info))}"
 
 
 def _train_sarsa(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
@@ -121,27 +125,28 @@ def _train_sarsa(config: Any, args: argparse.Namespace, recorder: RunRecorder) -
     def learn(config: Any, log: TrainingLog, initial: Any) -> LinearWeights:
         return linear_sarsa.Weights(linear_sarsa.train(config, log, None if initial is None else initial.w), config)
 
-    return _train_linear(config, args, recorder, linear_sarsa.Weights, learn, "linear_sarsa.json")
+    return _train_linear(config, args, recorder, linear_sarsa.Weights, learn)
 
 
 def _train_lookahead(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
     """The look-ahead's evaluation: a JSON weights file (numpy only)."""
     from baselines.lookahead import learner, weights
 
-    return _train_linear(config, args, recorder, weights.LookaheadWeights, learner.train, "lookahead.json")
+    return _train_linear(config, args, recorder, weights.LookaheadWeights, learner.train)
 
 
 _COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error")
 LEARNERS: dict[str, Learner] = {
     "td-lambda": Learner("td_lambda", "TD(lambda) after-state value network (needs torch)",
                          "baselines.td_lambda.config:TDLambdaConfig", _train_td_lambda,
-                         (*_COLUMNS, "hands_per_s", "elapsed_s"), Path("runs/td_lambda")),
+                         (*_COLUMNS, "hands_per_s", "elapsed_s"), Path("runs/td_lambda"), "td_lambda.safetensors"),
     "sarsa": Learner("linear_sarsa", "linear SARSA over hand-made move features (numpy only)",
                      "baselines.linear_sarsa.config:LinearSarsaConfig", _train_sarsa,
-                     (*_COLUMNS, "alpha", "hands_per_s", "elapsed_s"), Path("runs/linear_sarsa")),
+                     (*_COLUMNS, "alpha", "hands_per_s", "elapsed_s"), Path("runs/linear_sarsa"), "linear_sarsa.json"),
     "lookahead": Learner("lookahead", "the look-ahead's linear evaluation, learned in stages (numpy only)",
                          "baselines.lookahead.config:LookaheadConfig", _train_lookahead,
-                         (*_COLUMNS[:-1], "fit_error", "alpha", "hands_per_s", "elapsed_s"), Path("runs/lookahead")),
+                         (*_COLUMNS[:-1], "fit_error", "alpha", "hands_per_s", "elapsed_s"), Path("runs/lookahead"),
+                         "lookahead.json"),
 }
 
 
@@ -198,29 +203,24 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, FloatingPointError, OSError) as error:  # bad arguments, a diverged run, a full disk
         print(f"dominoes train: error: {error}", file=sys.stderr)
         return 2
-    print(f"trained {config.hands} hands in {recorder.elapsed():.0f} s; {message}, log {recorder.out / 'log.csv'}, "
-          f"curve {recorder.out / 'learning_curve.png'}")
+    print(f"trained {config.hands} hands in {recorder.elapsed():.0f} s; {message}, log {recorder.out / LOG_NAME}, "
+          f"curve {recorder.out / CURVE_NAME}")
     return 0
 
 
-def prepare_directory(path: Path) -> Path:
-    """Make sure the checkpoint directory can be created and written to, before any training.
+def prepare_directory(path: Path, outputs: tuple[str, ...] = ()) -> Path:
+    """Make sure the checkpoint directory can be created and written to, and that none of the
+    `outputs` the run writes there is anything but a regular file, before any training.
 
     Raises:
-        ValueError: the path is a file, or the directory cannot be created or written to.
+        ValueError: the path is not a directory, cannot be created or written to, or holds an
+            output that is a device, a FIFO, a link or a directory.
     """
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"--checkpoint-dir {str(path)!r} is a file, not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as error:
-        raise ValueError(f"--checkpoint-dir {str(path)!r} cannot be written to: {error.strerror or error}") from None
-    return path
+    return files.check_output_directory("--checkpoint-dir", path, outputs)
 
 
 # --------------------------------------------------------------------------- what a run writes
+LOG_NAME, CURVE_NAME = "log.csv", "learning_curve.png"
 _DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1}
 
 
@@ -251,10 +251,11 @@ class RunRecorder:
         Raises:
             ValueError: the directory cannot be created or written to.
         """
-        prepare_directory(self.out)
+        prepare_directory(self.out, (LOG_NAME, CURVE_NAME, latest_name, self.learner.weights_name))
         self.save_latest, self.latest_name = save_latest, latest_name
         self.begun = time.perf_counter()
-        self.file = open(self.out / "log.csv", "w", newline="")  # open for the whole run: close() closes it
+        # open for the whole run: close() closes it
+        self.file = io.TextIOWrapper(files.open_for_writing(self.out / LOG_NAME), newline="")
         self.writer = csv.DictWriter(self.file, fieldnames=self.learner.log_columns)
         self.writer.writeheader()
         if self.progress:
@@ -312,14 +313,14 @@ class RunRecorder:
             self.latest_saved_at = hands
         evaluated = sum(row["kind"] == "eval" and row["hands"] == hands for row in self.rows)
         if evaluated == len(self.config.eval_opponents):  # the round is complete: draw it once
-            plot_learning_curve(self.rows, self.out / "learning_curve.png", self.learner.policy)
+            plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
         if self.file is not None:
             self.file.close()
-        plot_learning_curve(self.rows, self.out / "learning_curve.png", self.learner.policy)
+        plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
 
 
 def _rounded(column: str, value: Any) -> Any:
@@ -355,5 +356,7 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "
     axis.set_xlabel("hands trained")
     axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    files.write_atomically(path, buffer.getvalue())  # whole, and only over a regular file
     plt.close(figure)

@@ -20,6 +20,7 @@ game can need.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -28,6 +29,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.render import HandsShown, check_hands_shown, oriented_line, shown_seats
 from dominoes_env.core.state import HandState
@@ -390,8 +392,11 @@ def _last_played(hand: HandState) -> int | None:
 
 
 def save_png(frame: np.ndarray, path: str | os.PathLike[str]) -> None:
-    """Write one frame (:meth:`TablePainter.draw`) as a PNG file."""
-    Image.fromarray(frame).save(path, format="PNG")
+    """Write one frame (:meth:`TablePainter.draw`) as a PNG file (whole, and never over anything but
+    a regular file: :func:`dominoes_env.files.write_atomically`)."""
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG")
+    files.write_atomically(path, buffer.getvalue())
 
 
 def save_gif(frames: Iterable[np.ndarray], path: str | os.PathLike[str], fps: float) -> int:
@@ -404,6 +409,8 @@ def save_gif(frames: Iterable[np.ndarray], path: str | os.PathLike[str], fps: fl
                                               dither=Image.Dither.NONE) for frame in frames]
     if not images:
         raise ValueError("a GIF needs at least one frame")
-    images[0].save(path, format="GIF", save_all=True, append_images=images[1:], duration=round(1000 / fps),
+    buffer = io.BytesIO()
+    images[0].save(buffer, format="GIF", save_all=True, append_images=images[1:], duration=round(1000 / fps),
                    loop=0)
+    files.write_atomically(path, buffer.getvalue())
     return len(images)

@@ -33,8 +33,9 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
+from dominoes_env import files
 from dominoes_env.core import actions, rules, validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, make_config
+from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig, make_config
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.state import HandState, engine_value_for_hand
@@ -276,16 +277,13 @@ def dumps_record(recorded: RecordedGame) -> str:
 
 
 def write_record(recorded: RecordedGame, path: str | os.PathLike[str]) -> Path:
-    """Write `recorded` to `path` atomically: a temporary file in the same directory, then renamed
-    over `path`, so a killed run leaves the old file or the new one, never part of one."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(dumps_record(recorded))
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
+    """Write `recorded` to `path` atomically (:func:`dominoes_env.files.write_atomically`): a killed
+    run leaves the old file or the new one, never part of one.
+
+    Raises:
+        FileRefused: `path` exists and is not a regular file (a device, a FIFO, a link, a directory).
+    """
+    return files.write_atomically(path, dumps_record(recorded).encode("utf-8"))
 
 
 def read_record(path: str | os.PathLike[str]) -> RecordedGame:
@@ -296,9 +294,9 @@ def read_record(path: str | os.PathLike[str]) -> RecordedGame:
     """
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            raise RecordError(f"record {path}: larger than {MAX_RECORD_BYTES // 2**20} MiB; not a game record")
-        text = path.read_bytes()
+        text = files.read_regular_file(path, MAX_RECORD_BYTES)
+    except files.FileRefused as error:
+        raise RecordError(f"record {path}: {error}; not a game record") from None
     except OSError as error:
         raise RecordError(f"record {path}: cannot be read: {error.strerror or error}") from None
     try:
@@ -321,7 +319,7 @@ def parse_record(data: Any, source: str = "record") -> RecordedGame:
             raise ValueError("a game record is a JSON object")
         if data.get("format") != FORMAT:
             raise ValueError(f"not a game record (format {data.get('format')!r}, expected {FORMAT!r})")
-        if data.get("version") not in READABLE_VERSIONS:
+        if validation.as_integer(data.get("version")) not in READABLE_VERSIONS:
             raise ValueError(f"format version {data.get('version')!r}; this program reads versions "
                              f"{list(READABLE_VERSIONS)}")
         game = _object(data["game"], "game")
@@ -351,12 +349,13 @@ def _parse_hand(config: GameConfig, data: Any, number: int, before: list[Recorde
     where = f"{source}: hand {number + 1}"
     with _at(where):
         data = _object(data, "a hand")
-        hand_index = validation.integer("hand_index", data["hand_index"], 0, MAX_HANDS_PER_GAME - 1)
+        hand_index = validation.integer("hand_index", data["hand_index"], 0, MAX_HAND_INDEX)
         if before and hand_index != before[-1].hand_index + 1:
             raise ValueError(f"hand_index {hand_index} does not follow {before[-1].hand_index}")
         engine = engine_value_for_hand(config, hand_index)
-        if data["engine"] != engine:
-            raise ValueError(f"engine {data['engine']!r}: hand_index {hand_index} plays the engine ({engine}|{engine})")
+        if validation.as_integer(data["engine"]) != engine:
+            raise ValueError(f"engine {shown(data['engine'])}: hand_index {hand_index} plays the engine "
+                             f"({engine}|{engine})")
         deal = tuple(tuple(_tiles(config, tiles, f"seat {seat}'s tiles"))
                      for seat, tiles in enumerate(_list(data["deal"], "deal", config.num_players, config.num_players)))
         boneyard = tuple(_tiles(config, data["boneyard"], "boneyard"))
@@ -445,6 +444,8 @@ def _check_end(config: GameConfig, hand: HandState, scores: Any, went_out: Any
     played = tuple(int(score) for score in hand.scores())
     if written != played:
         raise ValueError(f"scores {list(written)} do not match the moves, which leave {list(played)}")
+    if went_out is not None:
+        went_out = validation.integer("went_out", went_out, 0, config.num_players - 1, "a seat, or null if blocked")
     if went_out != hand.went_out:
         raise ValueError(f"went_out {went_out!r} does not match the moves: "
                          f"{'blocked (null)' if hand.went_out is None else hand.went_out}")
@@ -532,6 +533,7 @@ def _labels(players: Any, num_players: int) -> tuple[str, ...] | None:
         return None
     if isinstance(players, str) or not isinstance(players, Sequence) or len(players) != num_players:
         raise ValueError(f"players must name the {num_players} seats, got {shown(players)}")
-    if not all(isinstance(name, str) and 0 < len(name) <= MAX_LABEL_LENGTH for name in players):
-        raise ValueError(f"players must be names of 1 to {MAX_LABEL_LENGTH} characters, got {shown(players)}")
+    if not all(isinstance(name, str) and 0 < len(name) <= MAX_LABEL_LENGTH and name.isprintable() for name in players):
+        raise ValueError(f"players must be names of 1 to {MAX_LABEL_LENGTH} printable characters (no control "
+                         f"characters such as escapes or newlines), got {shown(players)}")
     return tuple(players)

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from dominoes_env.core import batch, rules, validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
+from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
 from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.observation import observation_layout
@@ -281,7 +281,8 @@ class VectorDominoes:
         games = self._as_games(games)
         indices = self._as_hand_indices(hand_indices, games)
         if indices is None:
-            raise ValueError(f"hand indices must be {games.shape[0]} integers >= 0, one per game")
+            raise ValueError(f"hand indices must be {games.shape[0]} integers from 0 to {MAX_HAND_INDEX}, one per "
+                             f"game")
         self._deal(games, indices)
 
     def _as_hand_indices(self, hand_indices: Any, games: np.ndarray) -> np.ndarray | None:
@@ -290,8 +291,9 @@ class VectorDominoes:
             return None
         array = np.asarray(hand_indices)
         if array.shape != games.shape or not (np.issubdtype(array.dtype, np.integer) or array.size == 0) \
-                or (array.size and array.min() < 0):
-            raise ValueError(f"hand indices must be {games.shape[0]} integers >= 0, one per game")
+                or (array.size and (array.min() < 0 or array.max() > MAX_HAND_INDEX)):
+            raise ValueError(f"hand indices must be {games.shape[0]} integers from 0 to {MAX_HAND_INDEX}, one per "
+                             f"game, got {validation.shown(hand_indices)}")
         return array.astype(np.int64)
 
     def _deal(self, games: np.ndarray, hand_indices: np.ndarray) -> None:

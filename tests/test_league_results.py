@@ -183,9 +183,9 @@ def test_every_field_of_a_record_is_checked_against_the_game(tmp_path, line, mes
 
 def test_a_results_path_that_is_a_directory_is_a_clear_error(tmp_path):
     results_path(tmp_path).mkdir(parents=True)
-    with pytest.raises(ResultsError, match="is not a file"):
+    with pytest.raises(ResultsError, match="is a directory, not a regular file"):
         read_results(results_path(tmp_path))
-    with pytest.raises(ResultsError, match="not a file"):
+    with pytest.raises(ResultsError, match="results.jsonl in it is a directory"):
         open_results(tmp_path, SPEC)
 
 
@@ -213,7 +213,8 @@ def test_an_unwritable_directory_is_a_clear_error(tmp_path):
     locked.chmod(0o500)
     target = Path("/proc/dominoes-league") if os.geteuid() == 0 else locked / "league"
     try:
-        with pytest.raises(ResultsError, match="cannot write results to .*--out"):
+        with pytest.raises(ResultsError, match="^--out .*(dominoes-league|locked/league): cannot be created: .*; "
+                                               "choose a writable directory with --out$"):
             open_results(target, SPEC)
     finally:
         locked.chmod(0o700)
@@ -222,7 +223,7 @@ def test_an_unwritable_directory_is_a_clear_error(tmp_path):
 def test_a_path_that_is_a_file_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    with pytest.raises(ResultsError, match="cannot write results to"):
+    with pytest.raises(ResultsError, match="--out .*file: is a regular file, not a directory"):
         open_results(blocker, SPEC)
 
 

@@ -142,7 +142,8 @@ def test_ctrl_c_keeps_the_record_and_exits_with_130(tmp_path, monkeypatch, capsy
     (["--seat", "4"], "--seat must be an integer from 0 to 3, got 4"),
     (["--hands", "0"], "--hands must be an integer from 1 to 1000, got 0"),
     (["--players", "9"], "--players must be an integer from 2 to 8, got 9"),
-    (["--record", "/nonexistent/game.json"], "--record /nonexistent/game.json: cannot write a file there"),
+    (["--record", "/nonexistent/game.json"],
+     "--record /nonexistent/game.json: the directory '/nonexistent' does not exist"),
 ])
 def test_play_refuses_bad_options_in_one_line(capsys, arguments, message):
     assert dominoes(["play", *arguments]) == 2
@@ -212,7 +213,7 @@ def test_replay_refuses_outputs_it_cannot_write_before_drawing(record_file, tmp_
     a_file = tmp_path / "a_file"
     a_file.write_text("")
     for arguments, message in ((["--gif", str(tmp_path / "missing" / "x.gif")], "--gif "),
-                               (["--png-dir", str(a_file)], f"--png-dir {a_file}: not a directory")):
+                               (["--png-dir", str(a_file)], f"--png-dir {a_file}: is a regular file, not a directory")):
         assert dominoes(["replay", str(record_file), *arguments]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"dominoes replay: error: {message}") and err.count("\n") == 1
@@ -249,7 +250,7 @@ def test_a_league_refuses_a_record_directory_it_cannot_write_before_it_starts(tm
     assert dominoes(["league", "--policies", "random:4", "--games", "2", "--out", str(tmp_path / "out"),
                      "--record-games", str(blocker)]) == 2
     captured = capsys.readouterr()
-    assert captured.err.startswith("dominoes league: error: cannot write game records into") and \
+    assert captured.err.startswith(f"dominoes league: error: --record-games {blocker}") and \
         captured.err.count("\n") == 1
     assert "league:" not in captured.out and not (tmp_path / "out").exists()  # nothing compiled or played
 

@@ -190,7 +190,9 @@ def test_subsets_of_games_step_alone_and_bad_subsets_are_refused():
                           (lambda: vec.play(np.array([6]), np.array([0])), r"indices 0..5"),
                           (lambda: vec.observe(np.array([0.5])), "game indices"),
                           (lambda: vec.observe(np.array([0]), np.array([4])), r"each -1..3"),
-                          (lambda: vec.deal(np.array([0]), np.array([-1])), "integers >= 0")]:
+                          (lambda: vec.deal(np.array([0]), np.array([-1])), "integers from 0 to 999"),
+                          # the bound records and resets take: one hand index bound, one place
+                          (lambda: vec.deal(np.array([0]), np.array([10**12])), "integers from 0 to 999")]:
         with pytest.raises(ValueError, match=message):
             call()
 

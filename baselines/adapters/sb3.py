@@ -17,11 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from baselines.learning.files import file_version
 from baselines.policy import BatchPolicy, SeedLike
 from baselines.registry import register_policy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
+
+#: The largest model file read: an SB3 zip of this env's small networks is a few MB.
+MAX_MODEL_BYTES = 2**30
 
 
 @lru_cache(maxsize=8)
@@ -54,11 +58,8 @@ class MaskablePPOPolicy(BatchPolicy):
             raise ValueError("maskable_ppo needs exactly one of checkpoint=PATH (maskable_ppo@model.zip) or "
                              "model=a MaskablePPO model")
         if model is None:
-            path = Path(checkpoint).expanduser().resolve()  # type: ignore[arg-type]
-            if not path.is_file():
-                raise ValueError(f"maskable_ppo model {str(path)!r} does not exist")
-            stat = path.stat()
-            model = _load(str(path), stat.st_mtime_ns, stat.st_size)
+            path = Path(checkpoint).expanduser()  # type: ignore[arg-type]
+            model = _load(*file_version(path, lambda: path, "maskable_ppo model", MAX_MODEL_BYTES))
         self.model = model
         self._dict_observation = _check_spaces(model, self.config)
 

@@ -17,7 +17,7 @@ import time
 from baselines import options
 from baselines.league.ratings import rate
 from baselines.league.report import text_table, write_report
-from baselines.league.results import GameRecord, read_results, results_path
+from baselines.league.results import GameRecord, check_out_directory, read_results, results_path
 from baselines.league.runner import (
     BACKENDS,
     MAX_GAMES,
@@ -40,6 +40,7 @@ from baselines.league.spec import (
 )
 from baselines.warmup import warm_up
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
+from dominoes_env.files import FileRefused
 
 DEFAULT_GAMES = 2000
 COMPILING = "compiling the rules engine and the policies (first run only; cached for the next runs) ..."
@@ -114,8 +115,12 @@ def _play(args: argparse.Namespace) -> str:
     else:
         policies = parse_policy_arguments(args.policies)
     spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed, **config.rules())
-    if args.record_games is not None:
-        record_directory(args.record_games)  # refused before the compiling and the games, not after
+    if args.record_games is not None:  # both refused before the compiling and the games, not after
+        record_directory(args.record_games)
+    try:
+        check_out_directory(args.out)
+    except FileRefused as error:
+        raise LeagueError(str(error)) from None
     print(f"league: {spec.describe()}")
     warm_up([policy for policy, _ in spec.policies], spec.game, announce=lambda: print(COMPILING, flush=True))
     print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")
@@ -167,7 +172,7 @@ def _report(out_dir: str) -> int:
     print(text_table(ratings))
     try:
         paths = write_report(ratings, out_dir, command_line(contents.spec, ratings.games))
-    except OSError as error:
+    except (OSError, FileRefused) as error:  # a report file that is a device, a FIFO, a link: refused, not replaced
         raise LeagueError(f"cannot write the ratings into {out_dir!r}: {error}") from None
     print("\nwrote " + ", ".join(str(path) for path in [results_path(out_dir), *paths]))
     return 0

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
 
 from baselines.league.ratings import LeagueRatings
+from dominoes_env import files
 
 
 def plot_ratings(ratings: LeagueRatings, path: str | os.PathLike) -> None:
@@ -29,7 +31,9 @@ def plot_ratings(ratings: LeagueRatings, path: str | os.PathLike) -> None:
     figure.suptitle(f"League of {ratings.games} games: {spec.num_players} players, double-{spec.highest_double}, "
                     f"{spec.hands_per_game} hands per game")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    files.write_atomically(path, buffer.getvalue())  # whole, and only over a regular file
     plt.close(figure)
 
 

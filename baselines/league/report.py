@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from baselines.league.ratings import ELO_K, ELO_START, ELO_TAIL_FRACTION, LeagueRatings
+from dominoes_env import files
 
 COLUMNS = ("policy", "elo", "elo_sd", "mu", "sigma", "ordinal", "mean_pips", "won", "games", "hands")
 _FORMATS = {"elo": "{:.0f}", "elo_sd": "{:.0f}", "mu": "{:.2f}", "sigma": "{:.2f}", "ordinal": "{:.2f}",
@@ -103,8 +104,8 @@ def write_report(ratings: LeagueRatings, out_dir: str | os.PathLike, command: st
 
     out = Path(out_dir)
     paths = [out / "ratings.md", out / "ratings.csv", out / "ratings.png"]
-    paths[0].write_text(markdown_table(ratings, command))
-    paths[1].write_text(csv_table(ratings))
+    files.write_atomically(paths[0], markdown_table(ratings, command).encode("utf-8"))
+    files.write_atomically(paths[1], csv_table(ratings).encode("utf-8"))
     plot_ratings(ratings, paths[2])
     return paths
 

@@ -24,12 +24,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from baselines.league.schedule import plan_game
-from baselines.league.spec import LeagueError, LeagueSpec
-from dominoes_env import make_config
+from baselines.league.spec import MAX_GAMES, LeagueError, LeagueSpec
+from dominoes_env import files
 from dominoes_env.core import validation
+from dominoes_env.core.state import engine_value_for_hand
 
 fcntl: Any
 try:
@@ -38,6 +39,9 @@ except ImportError:  # Windows has no POSIX file locks
     fcntl = None
 
 RESULTS_NAME = "results.jsonl"
+REPORT_NAMES = ("ratings.md", "ratings.csv", "ratings.png")  #: written beside it by the report
+#: The longest line read: a game of 1,000 hands at 8 seats is about 50 KB.
+MAX_LINE_BYTES = 2**20
 FORMAT = "dominoes-league-results"
 FORMAT_VERSION = 2  # 2: the header says highest_double (0.2.0); version 1 files are still read
 READABLE_VERSIONS = (1, 2)
@@ -101,6 +105,16 @@ def results_path(out_dir: str | os.PathLike) -> Path:
     return Path(out_dir) / RESULTS_NAME
 
 
+def check_out_directory(out_dir: str | os.PathLike) -> Path:
+    """The league's ``--out``, created if needed, refused (before any game) if it takes no new file
+    or if the results file or a report file in it is anything but a regular file.
+
+    Raises:
+        FileRefused: naming --out, the directory and what is wrong.
+    """
+    return files.check_output_directory("--out", out_dir, (RESULTS_NAME, *REPORT_NAMES))
+
+
 def read_results(path: str | os.PathLike) -> ResultsContents:
     """Read and check a results file; records come back sorted by game index.
 
@@ -109,19 +123,18 @@ def read_results(path: str | os.PathLike) -> ResultsContents:
             (the message names the file and the line).
     """
     path = Path(path)
-    if path.exists() and not path.is_file():
-        raise ResultsError(f"{path} is not a file (a directory?); a league's results file is written by "
-                           f"dominoes league --out DIR")
     try:
-        data = path.read_bytes()
+        handle = files.open_regular_file(path)
     except FileNotFoundError:
         raise ResultsError(f"{path}: no results file here (run a league with --out first)") from None
+    except files.FileRefused as error:
+        raise ResultsError(f"{path} {error}; a league's results file is written by dominoes league --out DIR") from None
     except OSError as error:
-        raise ResultsError(f"{path}: cannot read the results file: {error}") from None
-    complete_size = data.rfind(b"\n") + 1
-    lines = data[:complete_size].split(b"\n")[:-1]
+        raise ResultsError(f"{path}: cannot read the results file: {error.strerror or error}") from None
+    with handle:
+        lines, complete_size, unfinished = _complete_lines(path, handle)
     if not lines:
-        return ResultsContents(None, (), complete_size < len(data), complete_size)
+        return ResultsContents(None, (), unfinished, complete_size)
     spec = _parse_header(path, lines[0])
     records: dict[int, tuple[int, GameRecord]] = {}
     for number, line in enumerate(lines[1:], start=2):
@@ -131,7 +144,30 @@ def read_results(path: str | os.PathLike) -> ResultsContents:
                                f"(also on line {records[record.game][0]})")
         records[record.game] = (number, record)
     ordered = tuple(records[game][1] for game in sorted(records))
-    return ResultsContents(spec, ordered, complete_size < len(data), complete_size)
+    return ResultsContents(spec, ordered, unfinished, complete_size)
+
+
+def _complete_lines(path: Path, handle: IO[bytes]) -> tuple[list[bytes], int, bool]:
+    """The file's complete lines (without their newlines), the bytes they take, and whether an
+    unfinished last line follows. Read line by line, each at most MAX_LINE_BYTES, and at most
+    one header and MAX_GAMES games: a file that is not a league's never fills the memory.
+
+    Raises:
+        ResultsError: a line too long, or more lines than a league can hold.
+    """
+    lines: list[bytes] = []
+    complete_size = 0
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line.endswith(b"\n"):
+            if len(line) > MAX_LINE_BYTES:
+                raise ResultsError(f"{path}, line {len(lines) + 1}: longer than {MAX_LINE_BYTES:,} bytes; not a "
+                                   f"league results file")
+            return lines, complete_size, bool(line)
+        if len(lines) > MAX_GAMES:
+            raise ResultsError(f"{path}: more than {MAX_GAMES:,} games; not a league results file")
+        lines.append(line[:-1])
+        complete_size += len(line)
 
 
 def header_line(spec: LeagueSpec) -> bytes:
@@ -153,7 +189,11 @@ class ResultsWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = open(path, "ab")  # noqa: SIM115 - closed by close() / the context manager
+        try:  # only a regular file: a FIFO, a device or a link in its place is refused, not followed
+            self._file = files.open_for_writing(path, append=True)
+        except (files.FileRefused, OSError) as error:
+            raise ResultsError(f"cannot write results to {str(path)!r}: {getattr(error, 'strerror', None) or error}"
+                               ) from None
         self._last_sync = time.monotonic()
         self._lock()
 
@@ -211,15 +251,9 @@ def open_results(out_dir: str | os.PathLike, spec: LeagueSpec) -> tuple[tuple[Ga
     """
     path = results_path(out_dir)
     try:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        if path.exists() and not path.is_file():
-            raise IsADirectoryError(f"{path} exists and is not a file")
-        path.touch(exist_ok=True)
-        if not os.access(path, os.W_OK):
-            raise PermissionError(f"no permission to write {path}")
-    except OSError as error:
-        raise ResultsError(f"cannot write results to {str(out_dir)!r}: {error}; "
-                           f"choose a writable directory with --out") from None
+        check_out_directory(out_dir)
+    except files.FileRefused as error:
+        raise ResultsError(f"{error}; choose a writable directory with --out") from None
     writer = ResultsWriter(path)  # locks the file before anything is read or cut
     try:
         contents = read_results(path)
@@ -273,21 +307,36 @@ def _check_record(record: GameRecord, spec: LeagueSpec) -> None:
     shape = (spec.hands_per_game, spec.num_players)
     if len(record.hand_scores) != shape[0] or any(len(hand) != shape[1] for hand in record.hand_scores):
         raise ValueError(f"game {record.game}: hand_scores must be {shape[0]} hands x {shape[1]} seats")
-    most = make_config(spec.num_players, spec.highest_double).total_pips
+    config = spec.game
+    most = config.total_pips
     if any(not 0 <= score <= most for hand in record.hand_scores for score in hand):
         raise ValueError(f"game {record.game}: a hand score is outside 0..{most}, the pips of the set")
     if record.totals != _column_sums(record.hand_scores):
         raise ValueError(f"game {record.game}: totals {list(record.totals)} are not the sums of the hand scores")
     if len(record.went_out) != shape[0]:
         raise ValueError(f"game {record.game}: went_out must give one entry per hand ({shape[0]})")
+    engines = [engine_value_for_hand(config, hand) for hand in range(shape[0])]
     for hand, (scores, seat) in enumerate(zip(record.hand_scores, record.went_out)):
         if seat is None:
+            _check_blocked(record.game, hand, scores, engines[hand])
             continue
         if not 0 <= seat < spec.num_players:
             raise ValueError(f"game {record.game}, hand {hand}: went_out {seat} is not a seat "
                              f"(0..{spec.num_players - 1}, or null for a blocked hand)")
         if scores[seat] != 0:
             raise ValueError(f"game {record.game}, hand {hand}: seat {seat} went out but holds {scores[seat]} pips")
+
+
+def _check_blocked(game: int, hand: int, scores: Sequence[int], engine: int) -> None:
+    """What a blocked hand's scores must show: every seat still holds a tile, and the one tile worth 0
+    pips is (0|0) (rule 10: holding only (0|0) scores 0 without going out), so at most one seat scores
+    0, and none in the hand whose engine is (0|0) itself. A hand whose seat went out, written as
+    blocked, shows here unless only that seat scored 0 outside the last engine's hand."""
+    zeros = sum(score == 0 for score in scores)
+    if zeros > 1 or (zeros and engine == 0):
+        why = "and the engine is (0|0)" if engine == 0 else "one seat at most"
+        raise ValueError(f"game {game}, hand {hand}: went_out is null (blocked) but {zeros} seat(s) hold 0 pips; in a "
+                         f"blocked hand only the holder of (0|0) can, {why}")
 
 
 def _column_sums(rows: Sequence[Sequence[int]]) -> tuple[int, ...]:

@@ -29,14 +29,14 @@ from pathlib import Path
 
 from baselines.league.games import PlayedGame, play_games
 from baselines.league.results import GameRecord, open_results, results_path
-from baselines.league.spec import LeagueError, LeagueSpec
+from baselines.league.spec import MAX_GAMES, LeagueError, LeagueSpec
 from baselines.registry import importable_current_directory
+from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.records import write_record
 
 BACKENDS = ("local", "ray")
 MAX_CHUNK = 16  # games per task: large enough to hide the hand-out cost, small enough to balance
-MAX_GAMES = 10_000_000  # about a day of the default league on two cores
 MAX_WORKERS = 1024
 
 ChunkSource = Generator[list[PlayedGame], None, None]
@@ -106,15 +106,12 @@ def game_record_path(record_dir: str | os.PathLike, game: int) -> Path:
 
 
 def record_directory(record_dir: str | os.PathLike) -> Path:
-    """`record_dir`, created if needed; LeagueError if game records cannot be written there."""
-    directory = Path(record_dir)
+    """`record_dir`, created if needed; LeagueError if game records cannot be written there (checked
+    with a file created and removed in it: :func:`dominoes_env.files.check_output_directory`)."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        if not os.access(directory, os.W_OK):
-            raise PermissionError(f"no permission to write into {directory}")
-    except OSError as error:
-        raise LeagueError(f"cannot write game records into {str(record_dir)!r}: {error}") from None
-    return directory
+        return files.check_output_directory("--record-games", record_dir)
+    except files.FileRefused as error:
+        raise LeagueError(str(error)) from None
 
 
 def _reported(source: ChunkSource) -> Iterator[list[PlayedGame]]:

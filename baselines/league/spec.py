@@ -30,6 +30,8 @@ DEFAULT_COPIES = 4
 #: Most league entries (copies of all policies together).
 MAX_ENTRIES = specs.MAX_COPIES
 
+MAX_GAMES = 10_000_000  # about a day of the default league on two cores
+
 
 class LeagueError(ValueError):
     """A league that cannot be run or rated as asked; the message says what is allowed."""

@@ -123,6 +123,9 @@ class LearnerConfig:
     #: of a "+" combination or an evaluation opponent
     SPECIAL_STAGES: ClassVar[tuple[str, ...]] = (SELF_PLAY,)
 
+    #: fields that files written before they existed lack; they take their defaults when read
+    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = ()
+
     def opponent_names(self) -> set[str]:
         """Every policy name the run plays against (curriculum and evaluation). A special stage
         is left out where it is a whole stage (it is no policy) and kept anywhere else, where
@@ -143,18 +146,27 @@ class LearnerConfig:
 
     @classmethod
     def from_dict(cls: type[Config], values: Any) -> Config:
-        """The configuration of a JSON object's fields (lists become tuples in the checks).
+        """The configuration a file holds, as a JSON object (lists become tuples in the checks): every
+        field (but :attr:`OPTIONAL_IN_FILES`) within its bounds, and every opponent a policy this
+        package knows (whether or not its extra is installed here) or a special stage.
 
         Raises:
-            ValueError: not a JSON object of known fields, or a value out of bounds.
+            ValueError: not a JSON object of exactly the known fields, a value out of bounds, or
+                an unknown opponent.
         """
         if not isinstance(values, dict):
             # Bad file content, not a programming error: a ValueError like every other refusal.
             raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")
-        unknown = sorted(set(values) - {spec.name for spec in fields(cls)})
+        names = {spec.name for spec in fields(cls)}
+        unknown = sorted(set(values) - names)
         if unknown:
             raise ValueError(f"unknown configuration field(s) {unknown}")
-        return cls(**values)
+        missing = sorted(names - set(values) - set(cls.OPTIONAL_IN_FILES))
+        if missing:
+            raise ValueError(f"missing configuration field(s) {missing}")
+        config = cls(**values)
+        options.check_opponents(config.opponent_names(), cls.SPECIAL_STAGES, every_known=True)
+        return config
 
     @classmethod
     def from_json(cls: type[Config], text: str) -> Config:

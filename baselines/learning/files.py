@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table
 
 #: The trained weights shipped in the package, ``POLICY_4p_d9.EXTENSION`` (package data).
@@ -27,17 +28,21 @@ def shipped_file(policy: str, extension: str, config: GameConfig, what: str, lea
 
 
 def file_version(checkpoint: str | os.PathLike[str] | None, shipped: Callable[[], Path],
-                 missing: str) -> tuple[str, int, int]:
+                 what: str, limit: int | None = None) -> tuple[str, int, int]:
     """(resolved path, modification time, size) of the file `checkpoint` (default: ``shipped()``):
     the key under which a learned policy caches what it loaded, so that the league's fresh
     policies for every game read each version of a file once.
 
     Raises:
-        ValueError: no such file (`missing`, with ``{path}`` in it, says so), or none ships.
+        ValueError: no such file, not a regular file (a FIFO, a device, a directory: said
+            so, with `what` the file is, e.g. "td_lambda checkpoint"), larger than `limit`
+            bytes, or none ships.
     """
     path = (shipped() if checkpoint is None else Path(checkpoint)).resolve()
-    if not path.is_file():
-        raise ValueError(missing.format(path=repr(str(path))))
+    try:
+        files.check_regular_file(path, limit)
+    except (OSError, files.FileRefused) as error:
+        raise ValueError(f"{what} {str(path)!r} {files.why_unreadable(error)}") from None
     stat = path.stat()
     return str(path), stat.st_mtime_ns, stat.st_size
 
@@ -53,14 +58,11 @@ def ships(shipped: Callable[[GameConfig], Path], config: GameConfig) -> bool:
 
 
 def write_atomically(path: Path, data: bytes) -> Path:
-    """Write `data` to a file next to `path`, then rename it over `path` (an atomic replacement on
-    one file system): a league loading weights while a run saves them reads the old file or the
-    new one, never a mix. Permissions come from the umask, like any file the user writes."""
+    """Write `data` whole (:func:`dominoes_env.files.write_atomically`), creating the directory: a
+    league loading weights while a run saves them reads the old file or the new one, never a mix.
+
+    Raises:
+        FileRefused: `path` exists and is not a regular file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        partial.write_bytes(data)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
-    return path
+    return files.write_atomically(path, data)

@@ -25,7 +25,6 @@ ValueError naming the file and what is wrong.
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,9 +34,15 @@ import numpy as np
 
 from baselines.learning.config import LearnerConfig
 from baselines.learning.files import shipped_file, write_atomically
+from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table
 
 MAX_FILE_BYTES = 2**20  #: a weights file is a few KB; anything larger than this is not one
+#: The largest weight a file may hold. The features are scaled to a few units at most (a few
+#: hundred on the largest table, 8 players double-18), so a value w . f stays far inside the
+#: float64 range (about 1e308) for every legal move; trained weights are within +-10. A file
+#: with 1e308 would pass a finiteness check and then overflow in the middle of a game.
+MAX_WEIGHT = 1e6
 _KEYS = ("format", "config", "weights", "info")
 
 
@@ -67,6 +72,9 @@ class LinearFormat:
             return f"holds {w.shape} weights where the features need ({len(self.features)},)"
         if not np.isfinite(w).all():
             return f"{int(np.count_nonzero(~np.isfinite(w)))} of its {len(self.features)} weights are not finite"
+        if np.abs(w).max(initial=0.0) > MAX_WEIGHT:
+            return (f"{int(np.count_nonzero(np.abs(w) > MAX_WEIGHT))} of its weights exceed {MAX_WEIGHT:g} in "
+                    f"magnitude, the most a weight can be")
         return None
 
     def shipped(self, config: GameConfig) -> Path:
@@ -171,16 +179,11 @@ def load_linear_weights(path: str | os.PathLike[str], kind: type[Weights],
 
 
 def _read_json(path: Path, refused: Any) -> Any:
-    """The file's JSON content, after checking that it is a file of a sensible size."""
-    if not path.is_file():
-        raise refused("does not exist" if not path.exists() else "is not a file")
+    """The file's JSON content, after checking that it is a regular file of a sensible size."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise refused(f"is {size:,} bytes, more than a weights file can be ({MAX_FILE_BYTES:,})")
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except OSError as error:
-        raise refused(f"cannot be read: {error.strerror or error}") from None
+        return json.loads(files.read_regular_file(path, MAX_FILE_BYTES).decode("utf-8"))
+    except (OSError, files.FileRefused) as error:
+        raise refused(files.why_unreadable(error)) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise refused(f"is damaged or not JSON: {error}") from None
 
@@ -197,7 +200,7 @@ def _read_weights(values: Any, form: LinearFormat, refused: Any) -> np.ndarray:
         raise refused(f"was written for other features ({what or 'in another order'}); this version computes "
                       f"{list(features)}: train again with `dominoes train {form.learner}`")
     bad = [key for key, value in values.items()
-           if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)]
-    if bad:
-        raise refused(f"has weights that are not finite numbers: {bad}")
+           if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) <= MAX_WEIGHT]
+    if bad:  # abs() of any JSON number is exact (10**400 too); NaN fails the comparison
+        raise refused(f"has weights that are not finite numbers within +-{MAX_WEIGHT:g}: {bad}")
     return np.array([float(values[key]) for key in features], dtype=np.float64)

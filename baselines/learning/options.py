@@ -171,20 +171,21 @@ def eval_opponents(name: str, value: Any) -> tuple[str, ...]:
     return tuple(opponent(f"{name} entry", who) for who in value)
 
 
-def check_opponents(named: set[str], special_stages: tuple[str, ...] = (SELF_PLAY,)) -> None:
+def check_opponents(named: set[str], special_stages: tuple[str, ...] = (SELF_PLAY,), every_known: bool = False) -> None:
     """Refuse a run that plays against a policy that is not registered (`named` holds the
     special stages, such as "self", only where they are misused: in a combination or an
     evaluation).
 
-    Not part of a configuration's own checks: a weights file stays readable in an
+    A file's configuration is checked with `every_known`: the names this package knows count
+    even where their extra is not installed, so a weights file stays readable in an
     installation that lacks a policy it was trained against.
 
     Raises:
         ValueError: naming the unknown opponents and the known ones.
     """
-    from baselines.registry import policy_names
+    from baselines.registry import known_policy_names, policy_names
 
-    known = set(policy_names())
+    known = set(known_policy_names() if every_known else policy_names())
     misused = sorted(named & set(special_stages))
     if misused:
         raise ValueError(f"{', '.join(map(repr, misused))} can only be a whole curriculum stage, not part of a "

@@ -65,7 +65,7 @@ class LinearSarsaPolicy(BatchPolicy):
             self.weights = checkpoint
         elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
             version = file_version(checkpoint, lambda: shipped_weights(self.config),
-                                   "linear_sarsa weights {path} do not exist")
+                                   "linear_sarsa weights")
             self.weights = _load_for_acting(*version, self.config)
         else:
             raise ValueError(f"checkpoint must be a file path or linear_sarsa Weights, got {checkpoint!r}")

@@ -90,7 +90,7 @@ class LookaheadPolicy(Policy):
             loaded = weights
         elif weights is None or isinstance(weights, (str, os.PathLike)):
             loaded = _weights_from_file(*file_version(weights, lambda: shipped_weights(self.config),
-                                                      "lookahead weights {path} do not exist"))
+                                                      "lookahead weights"))
         else:
             raise ValueError(f"checkpoint must be a file path or LookaheadWeights, got {weights!r}")
         if loaded.config.game != self.config:

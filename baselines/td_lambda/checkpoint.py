@@ -31,7 +31,8 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
 from baselines.learning.files import SHIPPED_DIRECTORY, shipped_file, write_atomically
-from baselines.td_lambda.config import TDLambdaConfig
+from baselines.td_lambda.config import MAX_TRACE_BYTES, TDLambdaConfig
+from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table
 
 CHECKPOINT_FORMAT = "dominoes-td-lambda/2"
@@ -39,6 +40,9 @@ UNCHECKED_FORMAT = "dominoes-td-lambda/1"  #: the first format, written without 
 READABLE_FORMATS = (UNCHECKED_FORMAT, CHECKPOINT_FORMAT)
 TENSOR = "theta"
 SHIPPED_CHECKPOINTS = SHIPPED_DIRECTORY
+#: A checkpoint is a few hundred KB (the shipped one 0.2 MB). The configuration's bounds keep a network's
+#: weights (4 bytes each) under MAX_TRACE_BYTES, so every checkpoint that can be valid fits below this.
+MAX_CHECKPOINT_BYTES = MAX_TRACE_BYTES + 2**20
 
 
 class HasWeights(Protocol):
@@ -139,8 +143,10 @@ def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = 
     def refused(what: str) -> ValueError:
         return ValueError(f"td_lambda checkpoint {name!r} {what}")
 
-    if not Path(path).is_file():
-        raise refused("does not exist" if not Path(path).exists() else "is not a file")
+    try:
+        files.check_regular_file(path, MAX_CHECKPOINT_BYTES)  # safetensors maps the file: no FIFO, no device
+    except (OSError, files.FileRefused) as error:
+        raise refused(files.why_unreadable(error)) from None
     try:
         with safe_open(name, framework="np") as handle:
             metadata = handle.metadata() or {}

@@ -13,7 +13,7 @@ from a checkpoint) can ask for an absurd allocation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from baselines.learning import options
 from baselines.learning.config import LearnerConfig
@@ -109,6 +109,9 @@ class TDLambdaConfig(LearnerConfig):
     def architecture(self) -> Architecture:
         """The network's shape: its input size (from the variant and the table) and hidden widths."""
         return Architecture(input_size(self.game, self.variant), self.hidden_sizes)
+
+    #: checkpoints written before the table rules (0.2.0) play the rule book's game
+    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = ("boneyard", "cover_doubles", "first_player")
 
     @classmethod
     def from_dict(cls, values: Any) -> TDLambdaConfig:

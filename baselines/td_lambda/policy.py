@@ -150,7 +150,7 @@ class TDLambdaPolicy(BatchPolicy):
             parts = _acting_parts(checkpoint)
         elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
             version = file_version(checkpoint, lambda: shipped_checkpoint(self.config),
-                                   "td_lambda checkpoint {path} does not exist")
+                                   "td_lambda checkpoint")
             parts = _load_for_acting(*version, self.config)
         else:
             raise ValueError(f"checkpoint must be a file path or a td_lambda Checkpoint, got {checkpoint!r}")

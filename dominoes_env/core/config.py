@@ -14,6 +14,7 @@ from dominoes_env.core.tiles import TileSet, tile_set
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
 MIN_HIGHEST, MAX_HIGHEST = 6, 18
 MAX_HANDS_PER_GAME = 1000  # a full game is N+1 hands; longer games wrap around the engines
+MAX_HAND_INDEX = MAX_HANDS_PER_GAME - 1  #: a hand's number in its game: 0 to this, wherever one is taken
 FIRST_PLAYERS = ("engine_holder", "left_of_engine")
 
 #: Tiles each player is dealt when the game has a boneyard, for the double-12 set (91 tiles):

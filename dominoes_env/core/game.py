@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
+from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig
 from dominoes_env.core.state import HandState
 from dominoes_env.core.validation import integer
 
@@ -62,7 +62,7 @@ class Game:
             raise ValueError("the starting position is a finished hand")
         if first_hand_index is None:
             first_hand_index = config.highest_double - first_hand.engine_value
-        return num_hands, hands_before, totals, integer("hand_index", first_hand_index, 0, MAX_HANDS_PER_GAME - 1)
+        return num_hands, hands_before, totals, integer("hand_index", first_hand_index, 0, MAX_HAND_INDEX)
 
     @property
     def is_over(self) -> bool:
