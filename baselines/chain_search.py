@@ -44,7 +44,6 @@ import numpy as np
 from numba import njit
 
 from dominoes_env.core import validation
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.tiles import tile_set
 
 #: Reference defaults (BASELINES.md).
@@ -91,7 +90,6 @@ def check_parameters(in_line_discount: float, off_line_discount: float, max_line
                                "of the set"))
 
 
-@renamed_keyword
 def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
                in_line_discount: float = IN_LINE_DISCOUNT, off_line_discount: float = OFF_LINE_DISCOUNT,
                max_line_length: int = MAX_LINE_LENGTH) -> Chain:
@@ -122,7 +120,6 @@ def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
     return Chain(tuple(int(hand_array[i]) for i in out[:length]), float(value))
 
 
-@renamed_keyword
 def chain_value(chain: Sequence[int], hand: Iterable[int], highest_double: int,
                 in_line_discount: float = IN_LINE_DISCOUNT, off_line_discount: float = OFF_LINE_DISCOUNT) -> float:
     """The value of a given chain for a hand (the chain's tiles must be in the hand).

@@ -51,7 +51,6 @@ from baselines.statistics import ci95_half_width
 from dominoes_env import make_config
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.env import raw_env
 
 #: A policy to evaluate: a spec text (``"best_line(max_line_length=6)"``, ``"random:3"``), a
@@ -204,7 +203,6 @@ class _Entry:
     make: Callable[[int], Policy]  # seed -> policy
 
 
-@renamed_keyword
 def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num_players: int = 4,
              highest_double: int = 9, hands_per_game: int = 1, progress: bool = False, *, boneyard: bool = False,
              cover_doubles: bool = False, first_player: str = "engine_holder") -> EvaluationResult:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -20,7 +19,6 @@ import numpy as np
 
 from baselines.specs import RESERVED, PolicySpec
 from dominoes_env.core.config import GameConfig, config_of, describe_table
-from dominoes_env.core.deprecation import renamed_keyword
 
 SeedLike = int | np.random.Generator | None
 
@@ -35,22 +33,11 @@ class Policy(ABC):
     name: ClassVar[str] = "policy"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Keep subclasses working across the 0.2.0 rename of ``highest_dominoe`` (until 0.3.0).
-
-        A subclass written with the new name also accepts the old keyword (with a
-        DeprecationWarning); one still written with the old parameter name is given the
-        table size under that name, with a warning asking to rename it.
-        """
+        """Record the arguments each subclass's ``__init__`` is called with (:attr:`parameters`)."""
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
-        if init is None:
-            return
-        parameters = inspect.signature(init).parameters
-        if "highest_dominoe" in parameters and "highest_double" not in parameters:
-            init = _old_style_init(cls, init)
-        else:
-            init = renamed_keyword(init)
-        cls.__init__ = _recording_arguments(init)  # type: ignore[method-assign]
+        if init is not None:
+            cls.__init__ = _recording_arguments(init)  # type: ignore[method-assign]
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
         """`num_players` may be a whole :class:`~dominoes_env.GameConfig` (a table with its table
@@ -64,12 +51,6 @@ class Policy(ABC):
 
     @property
     def highest_double(self) -> int:
-        return self.config.highest_double
-
-    @property
-    def highest_dominoe(self) -> int:
-        """Deprecated name of :attr:`highest_double` (until 0.3.0)."""
-        warnings.warn("Policy.highest_dominoe was renamed highest_double in 0.2.0", DeprecationWarning, stacklevel=2)
         return self.config.highest_double
 
     @property
@@ -218,17 +199,3 @@ def _recording_arguments(init: Callable[..., None]) -> Callable[..., None]:
         init(self, *args, **kwargs)
 
     return record
-
-
-def _old_style_init(cls: type, init: Callable[..., None]) -> Callable[..., None]:
-    """Wrap the ``__init__`` of a subclass that still names its parameter ``highest_dominoe``."""
-
-    @functools.wraps(init)
-    def translate(self: Policy, *args: Any, **kwargs: Any) -> None:
-        if "highest_double" in kwargs:
-            warnings.warn(f"{cls.__qualname__}.__init__ names its parameter 'highest_dominoe'; rename it "
-                          f"'highest_double' (the old name stops working in 0.3.0)", DeprecationWarning, stacklevel=3)
-            kwargs["highest_dominoe"] = kwargs.pop("highest_double")
-        init(self, *args, **kwargs)
-
-    return translate

@@ -29,7 +29,6 @@ from typing import Any
 
 from baselines.policy import Policy, SeedLike
 from dominoes_env.core.config import GameConfig
-from dominoes_env.core.deprecation import renamed_keyword
 
 ENTRY_POINT_GROUP = "dominoes_env.policies"
 
@@ -88,12 +87,11 @@ def policy_parameters(name: str) -> dict[str, Any]:
     """The tunable parameters of a policy and their defaults."""
     cls = policy_class(name)
     signature = inspect.signature(cls.__init__)
-    skip = {"self", "num_players", "highest_double", "highest_dominoe", "seed"}
+    skip = {"self", "num_players", "highest_double", "seed"}
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     return {p.name: p.default for p in signature.parameters.values() if p.name not in skip and p.kind in named}
 
 
-@renamed_keyword
 def make_policy(name: str, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                 **params: Any) -> Policy:
     """Make a policy by name (see the module docstring), e.g. ``make_policy("greedy", 4, 9, seed=0)``;

@@ -32,7 +32,7 @@ from dominoes_env.core import validation
 #: Most copies of one policy in an evaluation or a league.
 MAX_COPIES = 1000
 #: Parameters every policy gets from the evaluation or league, never from a spec.
-RESERVED = ("num_players", "highest_double", "highest_dominoe", "seed")
+RESERVED = ("num_players", "highest_double", "seed")
 
 _SPEC = re.compile(r"^(?P<name>[A-Za-z_][\w.\-]*)(?:\((?P<params>.*)\))?(?:@(?P<checkpoint>.+?))?"
                    r"(?::(?P<copies>-?\d+))?$", re.S)

@@ -15,7 +15,6 @@ from typing import Any
 from dominoes_env.core import GameConfig, HandState, IllegalActionError, actions, make_config
 from dominoes_env.core.afterstate import afterstate
 from dominoes_env.core.config import config_of
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.observation import decode_fields
 from dominoes_env.core.observation import layout_table as _layout_table
 from dominoes_env.env import DominoesEnv, env, raw_env
@@ -30,7 +29,6 @@ ENV_ID = "dominoes/dominoes-v1"  #: PettingZoo's registry (AEC)
 GYMNASIUM_ID = "dominoes_env/Dominoes-v0"  #: Gymnasium's registry: the single-agent view (and its vector env)
 
 
-@renamed_keyword
 def decode_observation(observation: Any, num_players: int | GameConfig, highest_double: int = 9) -> dict[str, Any]:
     """A readable view of an observation vector (or the env's observation dict).
 
@@ -47,7 +45,6 @@ def decode_observation(observation: Any, num_players: int | GameConfig, highest_
     return decode_fields(config_of(num_players, highest_double), observation)
 
 
-@renamed_keyword
 def describe_action(action: int, num_players: int | GameConfig = 4, highest_double: int = 9,
                     seat: int | None = None) -> str:
     """A readable move: ``"(3|7) on own line"``, ``"(9|2) on line +2"`` (``"on player_2's line"``
@@ -55,7 +52,6 @@ def describe_action(action: int, num_players: int | GameConfig = 4, highest_doub
     return actions.describe(config_of(num_players, highest_double), action, seat)
 
 
-@renamed_keyword
 def layout_table(num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1) -> str:
     """The observation layout for a table size as a Markdown index table."""
     return _layout_table(config_of(num_players, highest_double), num_hands)

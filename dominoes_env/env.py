@@ -15,7 +15,6 @@ from pettingzoo.utils import wrappers
 
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, make_config
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer, layout_table
@@ -108,8 +107,8 @@ class DominoesEnv(AECEnv):
 
     - v0, dominoes-env 0.1.0: the game of docs/RULES.md, as above.
     - v0, dominoes-env 0.2.0: same observations, actions, rewards and dynamics. The set's
-      keyword is ``highest_double`` (``highest_dominoe`` still works, with a
-      DeprecationWarning, until 0.3.0); ``reward`` and ``illegal_action`` are explicit
+      keyword is ``highest_double`` (``highest_dominoe`` worked, with a
+      DeprecationWarning, until 0.3.0 removed it); ``reward`` and ``illegal_action`` are explicit
       keyword-only arguments; a finished hand's ``infos`` add ``went_out``; a bad seed, or
       ``step()`` before ``reset()`` or after the episode, is a ValueError that says so.
     - v1, dominoes-env 0.2.0: ``illegal_action="penalize"`` pays the offender a penalty worse
@@ -125,7 +124,6 @@ class DominoesEnv(AECEnv):
     np_random: np.random.Generator  # the deals' generator, seeded by reset()
     np_random_seed: int
 
-    @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
                  render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
                  boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder",
@@ -293,7 +291,6 @@ def _seeded(seed: int | None) -> tuple[np.random.Generator, int]:
     return seeding.np_random(seed)
 
 
-@renamed_keyword
 def raw_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
             *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
             cover_doubles: bool = False, first_player: str = "engine_holder",
@@ -304,7 +301,6 @@ def raw_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, r
                        first_player=first_player, render_hands=render_hands)
 
 
-@renamed_keyword
 def env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
         *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
         cover_doubles: bool = False, first_player: str = "engine_holder", render_hands: HandsShown = "mover") -> AECEnv:

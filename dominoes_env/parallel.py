@@ -19,7 +19,6 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.render import HandsShown
 from dominoes_env.env import DominoesEnv
 
@@ -29,7 +28,6 @@ class DominoesParallelEnv(ParallelEnv):
 
     metadata = DominoesEnv.metadata
 
-    @renamed_keyword
     def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
                  render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
                  boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder",
@@ -98,7 +96,6 @@ class DominoesParallelEnv(ParallelEnv):
         return self.aec._game.hand.state.copy()
 
 
-@renamed_keyword
 def parallel_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
                  *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
                  cover_doubles: bool = False, first_player: str = "engine_holder",

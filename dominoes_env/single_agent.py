@@ -23,7 +23,6 @@ from gymnasium import spaces
 
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, make_config
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer
@@ -94,7 +93,6 @@ class SingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 2}
 
-    @renamed_keyword
     def __init__(self, opponents: Opponents = "random", num_players: int = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize",

@@ -28,7 +28,6 @@ from gymnasium.vector.utils import batch_space
 
 from dominoes_env.core import validation
 from dominoes_env.core.config import describe_table
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.rewards import illegal_action_penalty
 from dominoes_env.players import BatchPlayers
@@ -63,7 +62,6 @@ class SingleAgentVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    @renamed_keyword
     def __init__(self, num_envs: int = 16, opponents: str | Sequence[Opponent] = "random", num_players: int = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize", boneyard: bool = False,

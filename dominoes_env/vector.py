@@ -23,7 +23,6 @@ import numpy as np
 
 from dominoes_env.core import batch, rules, validation
 from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.observation import observation_layout
 from dominoes_env.core.rewards import REWARD_MODES
@@ -78,7 +77,6 @@ class VectorDominoes:
     this step, and ``final_obs``/``final_info`` for the games that ended.
     """
 
-    @renamed_keyword
     def __init__(self, num_envs: int, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
                  reward: str = "score", seed: int | None = None, *, boneyard: bool = False,
                  cover_doubles: bool = False, first_player: str = "engine_holder", threads: int = 1) -> None:

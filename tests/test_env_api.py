@@ -155,13 +155,10 @@ def test_options_are_explicit_keywords(make):
 
 @pytest.mark.parametrize("make", [dominoes_env.env, dominoes_env.raw_env, dominoes_env.DominoesEnv,
                                   dominoes_env.make_config])
-def test_the_old_keyword_highest_dominoe_still_works_with_a_warning(make):
-    with pytest.warns(DeprecationWarning, match="'highest_dominoe' was renamed 'highest_double'"):
-        made = make(num_players=3, highest_dominoe=6)
-    config = made if isinstance(made, dominoes_env.GameConfig) else made.unwrapped.config
-    assert config == dominoes_env.make_config(3, 6)
-    with pytest.raises(TypeError, match="both 'highest_dominoe' and its new name"):
-        make(highest_dominoe=6, highest_double=6)
+def test_the_old_keyword_highest_dominoe_is_gone_in_0_3_0(make):
+    """0.2.0 renamed it with a warning; 0.3.0 removed it, as the CHANGELOG promised."""
+    with pytest.raises(TypeError, match="highest_dominoe"):
+        make(num_players=3, highest_dominoe=6)
 
 
 @pytest.mark.parametrize("players, highest", TABLES)

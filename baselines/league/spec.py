@@ -18,7 +18,6 @@ from baselines.specs import PolicySpec, SpecError
 from dominoes_env import make_config
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, config_of, describe_table
-from dominoes_env.core.deprecation import renamed_keyword
 
 # The default league: the hand-crafted policies of the original project's 10,000-game
 # league, 4 copies each. Learned policies in OPTIONAL_DEFAULT_POLICIES join it for the
@@ -128,7 +127,6 @@ def parse_policy_arguments(arguments: Iterable[str],
         raise LeagueError(str(error)) from None
 
 
-@renamed_keyword
 def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, highest_double: int = 9,
               hands_per_game: int | None = None, seed: int = 0, *, boneyard: bool = False,
               cover_doubles: bool = False, first_player: str = "engine_holder") -> LeagueSpec:

@@ -37,7 +37,6 @@ from numba import njit
 from dominoes_env.core import observation as layout
 from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig, config_of
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.validation import as_integer
 
 
@@ -114,7 +113,6 @@ def _kernel_for(num_players: int | GameConfig, highest_double: int) -> _Kernel:
     return _kernel(config_of(num_players, highest_double))
 
 
-@renamed_keyword
 def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int | GameConfig, highest_double: int = 9,
                 rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """After-states of many (observation, action) pairs in one compiled pass.
@@ -153,7 +151,6 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int 
     return kernel.run(observations, rows, actions)
 
 
-@renamed_keyword
 def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_players: int | GameConfig,
                       highest_double: int = 9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every legal action of one observation with its after-state: (actions, vectors, ends_hand)."""
@@ -162,7 +159,6 @@ def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_play
     return actions, vectors, ends_hand
 
 
-@renamed_keyword
 def afterstate(observation: np.ndarray, action: int, num_players: int | GameConfig,
                highest_double: int = 9) -> np.ndarray:
     """The observation vector the mover would see right after playing `action`.
@@ -185,7 +181,6 @@ def afterstate(observation: np.ndarray, action: int, num_players: int | GameConf
     return afterstates(vector, np.array([value]), num_players, highest_double)[0][0]
 
 
-@renamed_keyword
 def legal_actions_of(observation: np.ndarray, num_players: int | GameConfig, highest_double: int = 9) -> np.ndarray:
     """The legal actions of the observer (rules 5-6), read from its observation vector, ascending."""
     kernel = _kernel_for(num_players, highest_double)

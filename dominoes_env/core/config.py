@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypedDict
 
 from dominoes_env.core import validation
-from dominoes_env.core.deprecation import renamed_keyword
 from dominoes_env.core.tiles import TileSet, tile_set
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
@@ -79,13 +77,6 @@ class GameConfig:
     boneyard: bool = False
     cover_doubles: bool = False
     first_player: str = "engine_holder"
-
-    @property
-    def highest_dominoe(self) -> int:
-        """Deprecated name of :attr:`highest_double` (until 0.3.0)."""
-        warnings.warn("GameConfig.highest_dominoe was renamed highest_double in 0.2.0", DeprecationWarning,
-                      stacklevel=2)
-        return self.highest_double
 
     @cached_property
     def tiles(self) -> TileSet:
@@ -174,7 +165,6 @@ class GameConfig:
         return n * (n + 1) * (n + 2) // 2
 
 
-@renamed_keyword
 def make_config(num_players: int = 4, highest_double: int = 9, *, boneyard: bool = False,
                 cover_doubles: bool = False, first_player: str = "engine_holder") -> GameConfig:
     """Validate a table size and its table rules and return the GameConfig.

@@ -11,8 +11,6 @@ from functools import cache
 
 import numpy as np
 
-from dominoes_env.core.deprecation import renamed_keyword
-
 
 class TileSet:
     """Constant tables of one double-N set.
@@ -70,7 +68,6 @@ class TileSet:
         return self.index(value, value)
 
 
-@renamed_keyword
 @cache
 def tile_set(highest_double: int) -> TileSet:
     """The shared, read-only TileSet for a double-N game."""
