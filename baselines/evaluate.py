@@ -40,7 +40,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from baselines import options, specs
+from baselines import options, registry, specs
 from baselines.outcomes import hand_win_shares, went_out_shares
 from baselines.play import play_game
 from baselines.policy import Policy
@@ -307,8 +307,8 @@ def _table(config: GameConfig) -> int | GameConfig:
 
 
 def _spec_entry(spec: PolicySpec, config: GameConfig) -> _Entry:
-    spec.make(config, seed=0)  # validate now, not mid-run
-    return _Entry(spec.label, lambda seed: spec.make(config, seed=seed))
+    registry.build(spec, config, seed=0)  # validate now, not mid-run
+    return _Entry(spec.label, lambda seed: registry.build(spec, config, seed=seed))
 
 
 # --------------------------------------------------------------------------- statistics

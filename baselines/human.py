@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 
 import dominoes_env
-from baselines import options, specs
+from baselines import options, registry, specs
 from baselines.play import play_game
 from baselines.policy import Policy
 from baselines.registry import make_policy, policy_class
@@ -103,7 +103,7 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig) -> list[spec
         raise ValueError(f"--opponents: {config.num_players} players need {others} opponents, got {len(chosen)}")
     for spec, _ in parsed:
         try:
-            spec.check(config)
+            registry.check(spec, config)
         except ValueError as error:
             raise ValueError(f"--opponents: {error}") from None
     return chosen
@@ -120,7 +120,7 @@ def default_opponent(config: GameConfig) -> specs.PolicySpec:
             continue
         if kind.plays_by_default(config):
             spec = specs.PolicySpec(name)
-            spec.check(config)
+            registry.check(spec, config)
             return spec
     raise ValueError(f"none of {list(DEFAULT_OPPONENTS)} can play {describe_table(config)}")
 
@@ -142,7 +142,7 @@ def play_in_terminal(config: GameConfig, num_hands: int, seed: int, seat: int, o
         if s == seat:
             seated.append(Person(view, Hints(config, int(seeds[s])), read_line))
         else:
-            opponent = opponents[(s - seat - 1) % n].make(config, seed=int(seeds[s]))
+            opponent = registry.build(opponents[(s - seat - 1) % n], config, seed=int(seeds[s]))
             seated.append(Announced(opponent, view))
     view.say(f"You are player_{seat} at a table of {describe_table(config)}, {num_hands} hand(s); lower pips win. "
              f"Opponents: " + ", ".join(f"player_{s} {players[s]}" for s in range(n) if s != seat))

@@ -31,6 +31,8 @@ class Policy(ABC):
     """
 
     name: ClassVar[str] = "policy"
+    #: set by :func:`baselines.registry.register_policy` on the class it registers (and only there)
+    registered_name: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record the arguments each subclass's ``__init__`` is called with (:attr:`parameters`)."""
@@ -82,9 +84,9 @@ class Policy(ABC):
         Results are reported under this label, so two differently built policies never
         share a row, and a policy gets the same label in Python and on the command line.
         """
-        from baselines.registry import spec_name  # the registry imports this module
-
-        return PolicySpec.of(spec_name(type(self)), self.parameters).label
+        cls = type(self)
+        name = cls.__dict__.get("registered_name") or f"{cls.__module__}.{cls.__qualname__}"
+        return PolicySpec.of(name, self.parameters).label
 
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:

@@ -25,10 +25,12 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from baselines.policy import Policy, SeedLike
-from dominoes_env.core.config import GameConfig
+from baselines.specs import PolicySpec, parse
+from dominoes_env.core.config import GameConfig, describe_table
 
 ENTRY_POINT_GROUP = "dominoes_env.policies"
 
@@ -56,6 +58,7 @@ def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
         if name in _REGISTRY and _REGISTRY[name] is not cls:
             raise ValueError(f"a policy named {name!r} is already registered ({_REGISTRY[name].__name__})")
         cls.name = name
+        cls.registered_name = name  # its own attribute: a subclass is not registered under its parent's name
         _REGISTRY[name] = cls
         return cls
 
@@ -64,9 +67,8 @@ def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
 
 def spec_name(cls: type[Policy]) -> str:
     """The name a spec uses for `cls`: its registered name, else its import path ``module.Class``."""
-    if _REGISTRY.get(cls.name) is cls:
-        return cls.name
-    return f"{cls.__module__}.{cls.__qualname__}"
+    registered = cls.__dict__.get("registered_name")
+    return registered if registered and _REGISTRY.get(registered) is cls else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def policy_names() -> list[str]:
@@ -107,6 +109,52 @@ def make_policy(name: str, num_players: int | GameConfig = 4, highest_double: in
         listing = ", ".join(f"{k}={v!r}" for k, v in known.items()) or "none"
         raise ValueError(f"policy {name!r} has no parameter(s) {unknown}; its parameters are: {listing}")
     return cls(num_players=num_players, highest_double=highest_double, seed=seed, **params)
+
+
+def build(spec: PolicySpec, config: GameConfig, seed: SeedLike = None) -> Policy:
+    """The policy a spec stands for, for a table (a GameConfig, with its table rules)."""
+    return make_policy(spec.name, config, seed=seed, **spec.kwargs)
+
+
+def check(spec: PolicySpec, config: GameConfig) -> None:
+    """Build the policy once for `config`, so that a bad name, parameter, checkpoint or missing
+    extra is refused before any game: one ValueError naming the policy and the table."""
+    try:
+        build(spec, config, seed=0)
+    except Exception as error:  # unknown name, bad parameter, damaged checkpoint, missing extra, ...
+        raise ValueError(f"{spec.label!r} cannot play {describe_table(config)}: {error}") from None
+
+
+@dataclass(frozen=True)
+class SpecPlayers:
+    """A spec with its construction: what the envs seat for a policy given by name (a
+    :class:`dominoes_env.players.PlayerFactory`)."""
+
+    spec: PolicySpec
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    def make(self, config: GameConfig, seed: SeedLike = None) -> Policy:
+        return build(self.spec, config, seed)
+
+
+def resolve_players(opponent: Any, default_copies: int = 1) -> tuple[SpecPlayers, int] | None:
+    """How ``dominoes_env`` seats policies given by name: the package's entry point in the group
+    ``dominoes_env.player_names`` (the env knows no policy registry). A spec text
+    (``"random"``, ``"random:3"``, ``"best_line(max_line_length=6)"``) or a PolicySpec becomes a
+    factory with its copies; anything else is not a name (None).
+
+    Raises:
+        SpecError: a text that is no spec.
+    """
+    if isinstance(opponent, str):
+        spec, copies = parse(opponent, default_copies=default_copies)
+        return SpecPlayers(spec), copies
+    if isinstance(opponent, PolicySpec):
+        return SpecPlayers(opponent), 1
+    return None
 
 
 def policy_class(name: str) -> type[Policy]:

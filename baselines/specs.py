@@ -89,24 +89,6 @@ class PolicySpec:
             text += f"@{checkpoint}" if isinstance(checkpoint, str) else f"(checkpoint={checkpoint!r})"
         return text
 
-    def make(self, num_players: Any, highest_double: int = 9, seed: Any = None) -> Any:
-        """Construct the policy (through the registry) for a table: (players, highest double), or a
-        GameConfig with its table rules in place of `num_players`."""
-        from baselines.registry import make_policy
-
-        return make_policy(self.name, num_players, highest_double, seed=seed, **self.kwargs)
-
-    def check(self, config: Any) -> None:
-        """Construct the policy once for `config` (a GameConfig), so that a bad name, parameter,
-        checkpoint or missing extra is refused before any game: one ValueError naming the policy
-        and the table."""
-        from dominoes_env.core.config import describe_table
-
-        try:
-            self.make(config, seed=0)
-        except Exception as error:  # unknown name, bad parameter, damaged checkpoint, missing extra, ...
-            raise ValueError(f"{self.label!r} cannot play {describe_table(config)}: {error}") from None
-
     def __str__(self) -> str:
         return self.label
 

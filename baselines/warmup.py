@@ -19,11 +19,11 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import numpy as np
 
 import dominoes_env
+from baselines import registry
 from baselines.play import play_game
 from baselines.specs import PolicySpec
 from baselines.threads import single_threaded_torch
@@ -32,16 +32,20 @@ from dominoes_env.core.config import GameConfig
 
 
 def warm_up(policies: Sequence[PolicySpec], config: GameConfig, announce: Callable[[], None] | None = None,
-            after_seconds: float = 1.0) -> None:
+            after_seconds: float = 1.0, start_method: str | None = None) -> None:
     """Play one hand with each policy so that everything they run is compiled (or loaded).
 
     `announce` is called if this takes longer than `after_seconds`, which happens only
-    when it is really compiling, so the user learns why the command waits.
+    when it is really compiling, so the user learns why the command waits. On a cold cache
+    with two cores a helper process compiles half the policies, started with
+    `start_method` (a multiprocessing start method; the caller's workers' choice, so that
+    what the helper leaves in the cache is what they load; default: the platform's).
     """
     distinct = list(dict.fromkeys(policies))
     with _announced_if_slow(announce, after_seconds):
         if len(distinct) > 1 and _cores() > 1 and _cache_is_cold(config):
-            helper = _context().Process(target=_play_once, args=(distinct[1::2], config), daemon=True)
+            helper = multiprocessing.get_context(start_method).Process(target=_play_once, args=(distinct[1::2], config),
+                                                                     daemon=True)
             helper.start()
             _play_once(distinct[0::2], config)
             helper.join()
@@ -57,7 +61,7 @@ def _play_once(policies: Sequence[PolicySpec], config: GameConfig) -> None:
     for first in range(0, len(policies), seats):
         table = [policies[(first + k) % len(policies)] for k in range(seats)]
         with single_threaded_torch():
-            play_game(env, [policy.make(config, seed=k) for k, policy in enumerate(table)], 0)
+            play_game(env, [registry.build(policy, config, seed=k) for k, policy in enumerate(table)], 0)
 
 
 def _cache_is_cold(config: GameConfig) -> bool:
@@ -71,12 +75,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def _context() -> Any:  # a multiprocessing context (typeshed's BaseContext lacks Process)
-    from baselines.league.runner import start_method  # the league workers' choice, for the same reasons
-
-    return multiprocessing.get_context(start_method())
 
 
 @contextmanager

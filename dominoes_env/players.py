@@ -11,7 +11,10 @@ reset at the start of each of its game's hands.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib.metadata
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +23,56 @@ from dominoes_env.core.config import GameConfig, describe_table
 #: Most games a policy without ``act_batch`` may play at once: each copy is a Python object,
 #: so this bounds the memory they take.
 MAX_COPIES = 100_000
+#: The entry-point group of the package that turns policy names into players. The env knows
+#: no policy registry: ``baselines`` (this distribution) registers one there
+#: (:func:`baselines.registry.resolve_players`), and any installed package may.
+NAME_RESOLVERS = "dominoes_env.player_names"
+
+
+class Player(Protocol):
+    """What plays a seat: ``reset()`` at the start of every hand, ``act`` for each move (the
+    ``baselines.Policy`` interface)."""
+
+    def reset(self) -> None: ...
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+
+
+@runtime_checkable
+class PlayerFactory(Protocol):
+    """What builds a fresh player for a table and a seed (one per seat, or per game of a batch)."""
+
+    @property
+    def label(self) -> str: ...
+
+    def make(self, config: GameConfig, seed: Any = None) -> Player: ...
+
+
+Resolver = Callable[[Any, int], "tuple[PlayerFactory, int] | None"]
+
+
+@cache
+def _resolvers() -> tuple[Resolver, ...]:
+    return tuple(entry.load() for entry in importlib.metadata.entry_points(group=NAME_RESOLVERS))
+
+
+def by_name(opponent: Any, default_copies: int = 1) -> tuple[PlayerFactory, int] | None:
+    """A policy given by name (``"random"``, ``"random:3"``), or by a spec object some installed
+    package understands, as a factory and its copies; None for anything no resolver knows.
+
+    Raises:
+        ValueError: a name that no installed package resolves (a text cannot be played), or
+            one a resolver refuses.
+    """
+    for resolve in _resolvers():
+        found = resolve(opponent, default_copies)
+        if found is not None:
+            return found
+    if isinstance(opponent, str):
+        raise ValueError(f"opponent {opponent!r} is a name, and no installed package turns names into players "
+                         f"(entry-point group {NAME_RESOLVERS!r}; dominoes-env's baselines does): install the "
+                         f"package, or pass player objects")
+    return None
 
 
 class BatchPlayers:
@@ -42,10 +95,8 @@ class BatchPlayers:
             ValueError: the spec names no policy, it copies a policy into more than
                 :data:`MAX_COPIES` games, or the object cannot choose for a batch.
         """
-        from baselines.specs import PolicySpec  # the registry of named policies lives in baselines
-
         opponent = resolve_opponent(opponent, config)
-        if isinstance(opponent, PolicySpec):
+        if isinstance(opponent, PlayerFactory):
             first = opponent.make(config, seed=int(rng.integers(2**63)))
             if callable(getattr(first, "act_batch", None)):
                 return cls(first, None, opponent.label)
@@ -57,8 +108,8 @@ class BatchPlayers:
         if callable(getattr(opponent, "act_batch", None)):
             return cls(opponent, None, getattr(opponent, "label", repr(opponent)))
         raise ValueError(f"cannot seat {opponent!r} in {num_games} games at once: give a policy spec ('random', "
-                         f"'best_line(max_line_length=6)'), a PolicySpec (one copy per game is built if it has "
-                         f"no act_batch), or an object with act_batch(observations, action_masks)")
+                         f"'best_line(max_line_length=6)'), a factory with make(config, seed) (one copy per game is "
+                         f"built if it has no act_batch), or an object with act_batch(observations, action_masks)")
 
     def act(self, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The actions of the players of `slots`, each to move, from their observations and masks."""
@@ -76,20 +127,21 @@ class BatchPlayers:
 
 
 def resolve_opponent(opponent: Any, config: GameConfig) -> Any:
-    """An opponent given by name as its PolicySpec (one seat: copies are refused); a spec as it
-    is; an object checked to have been built for `config` (when it says what it was built for).
-    What the single-agent views seat, before they build or batch it.
+    """An opponent given by name (or by a spec object) as its factory (one seat: copies are
+    refused); a factory as it is; an object checked to have been built for `config` (when it
+    says what it was built for). What the single-agent views seat, before they build or batch it.
 
     Raises:
         ValueError: a spec that cannot be read, copies, or an object built for another table.
     """
-    from baselines.specs import parse
-
-    if isinstance(opponent, str):
-        spec, copies = parse(opponent)
-        if copies != 1:
-            raise ValueError(f"opponent {opponent!r}: each entry is one opponent (one seat); write it {copies} times")
-        return spec
+    if not isinstance(opponent, PlayerFactory):
+        found = by_name(opponent)
+        if found is not None:
+            factory, copies = found
+            if copies != 1:
+                raise ValueError(f"opponent {opponent!r}: each entry is one opponent (one seat); write it {copies} "
+                                 f"times")
+            return factory
     built_for = getattr(opponent, "config", None)
     if isinstance(built_for, GameConfig) and built_for != config:
         raise ValueError(f"opponent {opponent!r} was built for {describe_table(built_for)}, not "

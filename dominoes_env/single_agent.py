@@ -15,7 +15,7 @@ same thing in every view.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -29,24 +29,18 @@ from dominoes_env.core.observation import Observer
 from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.state import HandState
-from dominoes_env.players import resolve_opponent
+from dominoes_env.players import Player, PlayerFactory, by_name, resolve_opponent
 from dominoes_env.rendering import RENDER_MODES, TableRenderer
 
 OBSERVATION_MODES = ("vector", "dict")
 ILLEGAL_ACTION_MODES = ("penalize", "raise")
 
 
-class Player(Protocol):
-    """What an opponent must offer: the ``baselines.Policy`` interface."""
-
-    def reset(self) -> None: ...
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
-
-
 #: An opponent: a policy spec (``"random"``, ``"best_line(max_line_length=6)"``,
-#: ``"td_lambda@run.safetensors"``), a ``baselines.specs.PolicySpec``, or a ready object
-#: with ``act(observation, action_mask)`` and ``reset()`` (a ``baselines.Policy``).
+#: ``"td_lambda@run.safetensors"``; names are resolved by an installed package,
+#: :data:`dominoes_env.players.NAME_RESOLVERS`), a ``baselines.specs.PolicySpec``, a factory
+#: with ``make(config, seed)`` (:class:`~dominoes_env.players.PlayerFactory`), or a ready
+#: object with ``act(observation, action_mask)`` and ``reset()`` (a ``baselines.Policy``).
 Opponent = Any
 #: The opponents: one spec for every other seat (``"random"`` or ``"random:3"``), a
 #: sequence of n - 1 opponents, or a callable ``opponents(rng) -> sequence`` called at every
@@ -272,10 +266,10 @@ class SingleAgentEnv(gymnasium.Env):
 def _opponent_list(opponents: Any, num_players: int) -> list[Opponent]:
     """A spec string stands for every other seat (``"random"``) or says how many (``"random:3"``)."""
     if isinstance(opponents, str):
-        from baselines.specs import parse  # the registry of named policies lives in baselines
-
-        spec, copies = parse(opponents, default_copies=num_players - 1)
-        return [spec] * copies
+        found = by_name(opponents, default_copies=num_players - 1)
+        assert found is not None  # a text is resolved or refused
+        factory, copies = found
+        return [factory] * copies
     if isinstance(opponents, Sequence):
         return list(opponents)
     raise ValueError(f"opponents must be a policy spec, a sequence of {num_players - 1} opponents, or a "
@@ -283,13 +277,13 @@ def _opponent_list(opponents: Any, num_players: int) -> list[Opponent]:
 
 
 def _player(opponent: Opponent, config: GameConfig, seed: int) -> Player:
-    """A ready player: built from a spec (name or PolicySpec), or an object with act() and reset()."""
-    from baselines.specs import PolicySpec
-
+    """A ready player: built from a spec (a name, a PolicySpec) or a factory, or an object with act()
+    and reset()."""
     opponent = resolve_opponent(opponent, config)
-    if isinstance(opponent, PolicySpec):
+    if isinstance(opponent, PlayerFactory):
         return opponent.make(config, seed=seed)
     if callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "reset", None)):
         return opponent
     raise ValueError(f"cannot seat {opponent!r} as an opponent: give a policy spec ('random', "
-                     f"'best_line(max_line_length=6)'), a PolicySpec, or an object with act() and reset()")
+                     f"'best_line(max_line_length=6)'), a factory with make(config, seed), or an object with act() "
+                     f"and reset()")

@@ -27,6 +27,7 @@ from baselines.league.runner import (
     game_record_path,
     record_directory,
     run_league,
+    start_method,
 )
 from baselines.league.spec import (
     DEFAULT_COPIES,
@@ -122,7 +123,8 @@ def _play(args: argparse.Namespace) -> str:
     except FileRefused as error:
         raise LeagueError(str(error)) from None
     print(f"league: {spec.describe()}")
-    warm_up([policy for policy, _ in spec.policies], spec.game, announce=lambda: print(COMPILING, flush=True))
+    warm_up([policy for policy, _ in spec.policies], spec.game, announce=lambda: print(COMPILING, flush=True),
+            start_method=start_method())
     print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")
     done = count_recorded(args.out)
     bar = _progress_bar(games, done, disabled=args.no_progress)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import dominoes_env
+from baselines import registry
 from baselines.league.results import GameRecord
 from baselines.league.schedule import plan_game
 from baselines.league.spec import LeagueError, LeagueSpec
@@ -48,7 +49,7 @@ class GamePlayer:
         labels = tuple(policy.label for policy in seated)
         try:
             table = spec.game
-            policies = [policy.make(table, seed=seed) for policy, seed in zip(seated, plan.policy_seeds)]
+            policies = [registry.build(policy, table, seed=seed) for policy, seed in zip(seated, plan.policy_seeds)]
             if self.recorder is not None:
                 self.recorder.players = labels
             result = play_game(self.recorder or self.env, policies, plan.deal_seed)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baselines import specs
+from baselines import registry, specs
 from baselines.registry import policy_class
 from baselines.specs import PolicySpec, SpecError
 from dominoes_env import make_config
@@ -161,9 +161,9 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
 
 
 def check_policy(spec: PolicySpec, config: GameConfig) -> None:
-    """Construct `spec` once (:meth:`PolicySpec.check`), as a LeagueError that names the policy."""
+    """Construct `spec` once (:func:`baselines.registry.check`), as a LeagueError that names the policy."""
     try:
-        spec.check(config)
+        registry.check(spec, config)
     except ValueError as error:
         raise LeagueError(f"policy {error}") from None
 

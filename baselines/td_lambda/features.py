@@ -9,7 +9,7 @@ what the best-line planner knows about the own hand (see :class:`LineFeatures`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numba import njit
@@ -25,8 +25,16 @@ from baselines.chain_search import (
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_fields
 
-if TYPE_CHECKING:
-    from baselines.td_lambda.config import TDLambdaConfig
+
+class HasVariant(Protocol):
+    """What chooses a feature map: a table and a variant (a TDLambdaConfig; a Protocol, so that
+    this module, which the configuration imports, imports nothing back)."""
+
+    @property
+    def game(self) -> GameConfig: ...
+
+    @property
+    def variant(self) -> str: ...
 
 VARIANTS = ("basic", "line")
 _BASIC_FIELDS = ("hand", "played", "open_values", "markers", "passed_last", "hand_sizes", "turns_until",
@@ -124,7 +132,7 @@ class LineFeatures(BasicFeatures):
         return out
 
 
-def make_features(config: TDLambdaConfig) -> BasicFeatures:
+def make_features(config: HasVariant) -> BasicFeatures:
     """The feature map of a configuration's variant and table."""
     return (LineFeatures if config.variant == "line" else BasicFeatures)(config.game)
 

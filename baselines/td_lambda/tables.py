@@ -10,7 +10,7 @@ here: they go through the shared harness (:func:`baselines.evaluate.evaluate`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -21,14 +21,23 @@ from baselines.td_lambda.features import BasicFeatures
 from baselines.td_lambda.policy import ValueFunction, predicted_final_pips
 from dominoes_env.core.afterstate import afterstates
 
-if TYPE_CHECKING:
-    from baselines.td_lambda.learner import Traces
+
+class Learning(Protocol):
+    """The learner's side of play (the learner's eligibility traces; a Protocol, so that this
+    module, which the learner imports, imports nothing back)."""
+
+    def step(self, tables: np.ndarray, slots: np.ndarray, next_values: np.ndarray, terminal: np.ndarray,
+             next_features: np.ndarray) -> None: ...
+
+    def end_hand(self, table: int, slot: int, final_pips: float) -> None: ...
+
+    def flush(self) -> None: ...
 
 __all__ = ["HandRecord", "Tables", "play_hands"]
 
 
 def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, hands: int, config: TDLambdaConfig,
-               rng: np.random.Generator, traces: Traces | None = None,
+               rng: np.random.Generator, traces: Learning | None = None,
                on_hand: Callable[[HandRecord], None] | None = None) -> list[HandRecord]:
     """Play `hands` freshly dealt hands on ``config.parallel_hands`` tables side by side.
 

@@ -1,0 +1,124 @@
+"""The architecture's rules, checked on the source: layers point down, and no module imports
+itself back through others (every import counts: top-level, inside functions, and type-only)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PACKAGES = ("dominoes_env", "baselines")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    """The modules of this tree that `module` imports, anywhere in its source."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(parent + ([base] if base else []))
+            named.add(base)
+            named.update(f"{base}.{alias.name}" for alias in node.names)
+    edges = set()
+    for name in named:
+        while name and name not in MODULES:
+            name = name.rpartition(".")[0]
+        if name and name != module and not module.startswith(name + "."):  # a package's own parents: no edge
+            edges.add(name)
+    return edges
+
+
+GRAPH = {module: _imported(module, path) for module, path in MODULES.items()}
+
+
+def _cycles() -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in GRAPH[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in GRAPH:
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_graph_sees_the_imports_it_must():
+    """The checks below mean something only if the graph holds the edges the code has."""
+    assert "baselines.policy" in GRAPH["baselines.registry"]
+    assert "dominoes_env.core.validation" in GRAPH["baselines.specs"]
+    assert "baselines.td_lambda.policy" in GRAPH["baselines.td_lambda.tables"]
+
+
+def test_the_env_package_imports_nothing_from_baselines():
+    """Layers point down: the env takes player objects or factories, and names reach it through an
+    entry point (dominoes_env.players.NAME_RESOLVERS), never an import of the policy registry."""
+    upward = {module: sorted(edge for edge in edges if edge.startswith("baselines"))
+              for module, edges in GRAPH.items() if module.startswith("dominoes_env")}
+    assert {module: edges for module, edges in upward.items() if edges} == {}
+
+
+def test_no_module_imports_itself_back():
+    assert _cycles() == []
+
+
+def test_names_reach_the_env_through_the_entry_point(monkeypatch):
+    import dominoes_env
+    from dominoes_env import players
+
+    factory, copies = players.by_name("greedy:3")
+    assert copies == 3 and factory.label == "greedy" and isinstance(factory, players.PlayerFactory)
+    env = dominoes_env.SingleAgentEnv(opponents="greedy", num_players=3, highest_double=6)
+    env.reset(seed=0)
+    seated = [type(player).__name__ for player in env.players if player is not None]
+    assert seated == ["GreedyPolicy", "GreedyPolicy"]
+
+    monkeypatch.setattr(players, "_resolvers", lambda: ())  # an installation without baselines
+    try:
+        players.by_name("greedy")
+    except ValueError as error:
+        assert "no installed package turns names into players" in str(error)
+    else:
+        raise AssertionError("a name was played without a resolver")
+    assert players.by_name(object()) is None  # not a name: the caller seats it as an object
