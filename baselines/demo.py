@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
         env.step(action)
         finished = watcher.finished(env.infos[agent])
         if finished is not None:
-            how = "blocked" if finished["went_out"] is None else f"player_{finished['went_out']} went out"
-            print(f"\nHand {finished['hand_index'] + 1} over ({how}); pips left: "
-                  + ", ".join(f"player_{s} {p}" for s, p in enumerate(finished["hand_scores"])))
+            how = "blocked" if finished.went_out is None else f"player_{finished.went_out} went out"
+            print(f"\nHand {finished.hand_index + 1} over ({how}); pips left: "
+                  + ", ".join(f"player_{s} {p}" for s, p in enumerate(finished.scores)))
         if not env.terminations[agent]:
             print(env.render())
     print("\nGame scores (pips left over the game, lower is better): "

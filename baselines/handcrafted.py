@@ -299,9 +299,13 @@ class PersistentLinePolicy(BestLinePolicy):
         self._tiles_on_own_line = 0
 
     def move_scores(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        self._seen_on_own_line = self.view.tiles_on_own_line(observation)
+        return self._chain_scores(observation, self.view.tiles_on_own_line(observation))
+
+    def _chain_scores(self, observation: np.ndarray, seen_on_own_line: int) -> np.ndarray:
+        """The moves' scores from the kept chain, re-valued, or from a new search when someone else
+        played on my line (more tiles there than my moves put: `seen_on_own_line`) or it no longer fits."""
         value = np.nan
-        if self._chain.shape[0] and self._seen_on_own_line == self._tiles_on_own_line:
+        if self._chain.shape[0] and seen_on_own_line == self._tiles_on_own_line:
             # nobody else played on my line: re-value the kept chain (NaN if it no longer fits)
             value = kept_chain_value(observation, self._hand_start, self._open_start, self._chain,
                                      self._low, self._high, self._in_pow, self._off_pow)
@@ -310,8 +314,9 @@ class PersistentLinePolicy(BestLinePolicy):
         return self.chain_move_scores(self._chain, value)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        action = super().act(observation, action_mask)
-        self._follow(action, self._seen_on_own_line)
+        seen = self.view.tiles_on_own_line(observation)  # read once: the scores and the follow-up share it
+        action = int(best_legal_action(self._chain_scores(observation, seen), action_mask))
+        self._follow(action, seen)
         return action
 
     def _follow(self, action: int, tiles_on_own_line: int) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from baselines.policy import Policy
+from dominoes_env.core.game import HandEnded
 
 
 @dataclass(frozen=True)
@@ -26,20 +27,22 @@ class GameResult:
 class HandWatcher:
     """Spots, from what the AEC env reports in ``infos``, the step that ended a hand.
 
-    When a hand ends the env gives every agent the same info (``hand_index``,
-    ``hand_scores``, ``game_scores``, ``went_out``) and keeps it until the next hand ends;
-    a hand index not seen before marks the step that ended it.
+    When a hand ends the env gives every agent the same info (a
+    :class:`~dominoes_env.core.game.HandEnded`'s :meth:`~dominoes_env.core.game.HandEnded.info`)
+    and keeps it until the next hand ends; a hand index not seen before marks the step that
+    ended it. Any AEC dominoes env reports this way, the bare env and its wrappers alike.
     """
 
     def __init__(self) -> None:
         self._last: int | None = None
 
-    def finished(self, info: dict) -> dict | None:
-        """`info` if the step just taken ended a hand, else None."""
-        if "hand_scores" not in info or info["hand_index"] == self._last:
+    def finished(self, info: dict) -> HandEnded | None:
+        """The hand the step just taken ended, if it ended one."""
+        ended = HandEnded.from_info(info)
+        if ended is None or ended.hand_index == self._last:
             return None
-        self._last = info["hand_index"]
-        return info
+        self._last = ended.hand_index
+        return ended
 
 
 def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
@@ -71,8 +74,8 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
         env.step(policies[seat_of[agent]].act(observation["observation"], observation["action_mask"]))
         finished = watcher.finished(env.infos[agent])
         if finished is not None:
-            hand_scores.append(finished["hand_scores"])
-            went_out.append(finished["went_out"])
+            hand_scores.append(list(finished.scores))
+            went_out.append(finished.went_out)
             for policy in policies:
                 policy.reset()
     return GameResult(np.array(hand_scores, dtype=np.int64), tuple(went_out))

@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -44,8 +45,8 @@ def warm_up(policies: Sequence[PolicySpec], config: GameConfig, announce: Callab
     distinct = list(dict.fromkeys(policies))
     with _announced_if_slow(announce, after_seconds):
         if len(distinct) > 1 and _cores() > 1 and _cache_is_cold(config):
-            helper = multiprocessing.get_context(start_method).Process(target=_play_once, args=(distinct[1::2], config),
-                                                                     daemon=True)
+            context: Any = multiprocessing.get_context(start_method)  # typeshed's BaseContext lacks Process
+            helper = context.Process(target=_play_once, args=(distinct[1::2], config), daemon=True)
             helper.start()
             _play_once(distinct[0::2], config)
             helper.join()

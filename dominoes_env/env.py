@@ -16,7 +16,7 @@ from pettingzoo.utils import wrappers
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, make_config
 from dominoes_env.core.errors import IllegalActionError
-from dominoes_env.core.game import Game
+from dominoes_env.core.game import Game, HandEnded
 from dominoes_env.core.observation import Observer, layout_table
 from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
@@ -137,6 +137,8 @@ class DominoesEnv(AECEnv):
         self.renderer = TableRenderer(self.config, self.num_hands, render_mode, render_hands)
         self.render_mode = render_mode
         self.observer = Observer(self.config, self.num_hands)
+        #: the hand the last step ended (:class:`~dominoes_env.core.game.HandEnded`), None if it ended none
+        self.hand_ended: HandEnded | None = None
         self.possible_agents = [f"player_{seat}" for seat in range(self.config.num_players)]
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         observation_space = spaces.Dict({
@@ -184,6 +186,7 @@ class DominoesEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self.hand_ended = None
         self._rewards_pending = False
         self._after_move()
         if self.render_mode == "human":
@@ -209,6 +212,7 @@ class DominoesEnv(AECEnv):
             state = "no episode yet" if self.game is None else "the episode is over: every agent is done"
             raise IllegalActionError(f"step({action!r}) refused: {state}; call reset() to start an episode")
         agent = self.agent_selection
+        self.hand_ended = None
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:
                 raise IllegalActionError(f"{agent} is done: the only valid action is None, got {action!r}")
@@ -220,15 +224,14 @@ class DominoesEnv(AECEnv):
             self._penalize(agent, action)
             return
         game = self._game
-        hand_index, hand = game.hand_index, game.hand
-        finished = game.apply(int(action), checked=True)
+        self.hand_ended = finished = game.apply(int(action), checked=True)
         if finished is not None or self._rewards_pending:
             # Only steps that end a hand pay anything; the others skip the bookkeeping.
             self._cumulative_rewards[agent] = 0.0
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewards_pending = finished is not None
             if finished is not None:
-                self._pay_hand(finished, hand_index, hand.went_out)
+                self._pay_hand(finished)
             self._accumulate_rewards()
         else:
             self._cumulative_rewards[agent] = 0.0
@@ -236,17 +239,21 @@ class DominoesEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def state(self) -> np.ndarray:
+        """The whole state of the hand being played (every hand visible): a copy of the engine's array."""
+        return self._game.hand.state.copy()
+
     def _is_legal(self, action: Any) -> bool:
         # The engine's notion of an integer action (0-d integer arrays included, bools not).
         value = action if type(action) is int else as_integer(action)
         return value is not None and 0 <= value < self._mask.shape[0] and self._mask[value] == 1
 
-    def _pay_hand(self, scores: np.ndarray, hand_index: int, went_out: int | None) -> None:
-        rewards = hand_rewards(scores, self.reward_mode)
+    def _pay_hand(self, ended: HandEnded) -> None:
+        rewards = hand_rewards(np.array(ended.scores), self.reward_mode)
+        info = ended.info()
         for seat, agent in enumerate(self.possible_agents):
             self.rewards[agent] = float(rewards[seat])
-            self.infos[agent] = {"hand_index": hand_index, "hand_scores": scores.tolist(),
-                                 "game_scores": self._game.totals.tolist(), "went_out": went_out}
+            self.infos[agent] = dict(info)
         if self._game.is_over:
             self.terminations = dict.fromkeys(self.agents, True)
 

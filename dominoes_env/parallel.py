@@ -66,13 +66,12 @@ class DominoesParallelEnv(ParallelEnv):
         if not isinstance(actions, dict) or mover not in actions:
             raise ValueError(f"step() needs a dict of actions holding one for {mover}, the agent to move "
                              f"(its action mask is the only one not all zeros); got {actions!r}")
-        hands_before = len(self.aec._game.hand_scores)
         self.aec.step(actions[mover])
         agents = self.agents
         rewards = {agent: float(self.aec.rewards[agent]) for agent in agents}
         terminations = {agent: bool(self.aec.terminations[agent]) for agent in agents}
         truncations = {agent: False for agent in agents}
-        hand_ended = len(self.aec._game.hand_scores) != hands_before
+        hand_ended = self.aec.hand_ended is not None
         infos = {agent: dict(self.aec.infos[agent]) if hand_ended or terminations[agent] else {} for agent in agents}
         observations = self._observations()
         if all(terminations.values()):
@@ -93,7 +92,7 @@ class DominoesParallelEnv(ParallelEnv):
 
     def state(self) -> np.ndarray:
         """The whole state of the hand being played (every hand visible): the engine's array."""
-        return self.aec._game.hand.state.copy()
+        return self.aec.state()
 
 
 def parallel_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,

@@ -202,15 +202,13 @@ class SingleAgentEnv(gymnasium.Env):
         """Play `action` for the seat to move; the learner's reward if it ended a hand (whose
         result then goes into the step's info)."""
         game = self._game
-        hand, hand_index = game.hand, game.hand_index
         finished = game.apply(action, checked=True)
         if finished is None:
             return 0.0
-        self._finished = {"hand_index": hand_index, "hand_scores": finished.tolist(),
-                          "game_scores": game.totals.tolist(), "went_out": hand.went_out}
+        self._finished = finished.info()
         if not game.is_over:
             self._reset_opponents()
-        return float(hand_rewards(finished, self.reward_mode)[self.seat])
+        return float(hand_rewards(np.array(finished.scores), self.reward_mode)[self.seat])
 
     def _play_opponents(self) -> float:
         """Opponents move until the learner's turn or the end of the episode; the learner's reward."""

@@ -32,7 +32,7 @@ from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.rewards import illegal_action_penalty
 from dominoes_env.players import BatchPlayers
 from dominoes_env.single_agent import ILLEGAL_ACTION_MODES, OBSERVATION_MODES, Opponent, _opponent_list
-from dominoes_env.vector import _SHOWN_ERRORS, HandEnds, VectorDominoes
+from dominoes_env.vector import _SHOWN_ERRORS, SCORES, TOTALS, WENT_OUT, HandEnds, VectorDominoes
 
 
 class SingleAgentVectorEnv(VectorEnv):
@@ -199,14 +199,14 @@ class SingleAgentVectorEnv(VectorEnv):
         learner's seat, then a new game); start the opponents' next hand."""
         if ends.games.size == 0:
             return
-        self._report(infos, "hand_scores", ends.games, ends.scores)
-        self._report(infos, "went_out", ends.games, ends.went_out)
-        self._report(infos, "game_scores", ends.games, self.engine.game_scores[ends.games])
+        self._report(infos, SCORES, ends.games, ends.scores)
+        self._report(infos, WENT_OUT, ends.games, ends.went_out)
+        self._report(infos, TOTALS, ends.games, self.engine.game_scores[ends.games])
         over = ends.games[ends.game_over]
         first_end = over[~done[over]]  # a new episode that ended before the learner moved is just dealt again
         if first_end.size:
             final, _, _ = self.engine.observe(first_end, self.seats[first_end])
-            self._final(infos, first_end, final, {"game_scores": self.engine.game_scores[first_end],
+            self._final(infos, first_end, final, {TOTALS: self.engine.game_scores[first_end],
                                                   "seat": self.seats[first_end]})
             done[first_end] = True
         if over.size:

@@ -24,6 +24,7 @@ import numpy as np
 from dominoes_env.core import batch, rules, validation
 from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
 from dominoes_env.core.errors import IllegalActionError
+from dominoes_env.core.game import HandEnded
 from dominoes_env.core.observation import observation_layout
 from dominoes_env.core.rewards import REWARD_MODES
 from dominoes_env.core.state import HandState
@@ -35,6 +36,9 @@ MAX_BYTES = 8 * 2**30
 _SHOWN_ERRORS = 5  # games named in a refusal
 _INT64 = np.dtype(np.int64)  # the actions' dtype step() takes as it is
 _INT8, _BOOL = np.dtype(np.int8), np.dtype(np.bool_)
+
+#: The infos' keys of a hand's end, named once (:class:`~dominoes_env.core.game.HandEnded`), as arrays over the games
+SCORES, WENT_OUT, TOTALS = (HandEnded.KEYS[field] for field in ("scores", "went_out", "totals"))
 
 
 class HandEnds(NamedTuple):
@@ -188,8 +192,8 @@ class VectorDominoes:
         went_out = np.full(b, -1, dtype=np.int64)
         games_over = batch.close_hands(self._arena, self._every_game, True, hand_over, hand_scores, went_out,
                                        terminations)
-        infos: dict[str, Any] = {"hand_scores": hand_scores, "_hand_scores": hand_over, "went_out": went_out,
-                                 "_went_out": hand_over.copy()}
+        infos: dict[str, Any] = {SCORES: hand_scores, f"_{SCORES}": hand_over, WENT_OUT: went_out,
+                                 f"_{WENT_OUT}": hand_over.copy()}
         ended = np.flatnonzero(hand_over)
         if games_over:
             self._finish(ended[terminations[ended]], infos)
@@ -211,7 +215,7 @@ class VectorDominoes:
         final_scores = np.zeros(self._rewards_shape, dtype=np.int64)
         final_scores[games] = self.game_scores[games]
         infos["final_obs"], infos["_final_obs"] = final_obs, over
-        infos["final_info"] = {"game_scores": final_scores, "_game_scores": over.copy()}
+        infos["final_info"] = {TOTALS: final_scores, f"_{TOTALS}": over.copy()}
         infos["_final_info"] = over.copy()
         self.game_scores[games] = 0
         self.hands_played[games] = 0

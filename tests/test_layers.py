@@ -122,3 +122,40 @@ def test_names_reach_the_env_through_the_entry_point(monkeypatch):
     else:
         raise AssertionError("a name was played without a resolver")
     assert players.by_name(object()) is None  # not a name: the caller seats it as an object
+
+
+def test_the_parallel_view_reads_only_the_aec_envs_public_api():
+    tree = ast.parse(MODULES["dominoes_env.parallel"].read_text())
+    private = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+               and isinstance(node.value, ast.Attribute) and node.value.attr == "aec"]
+    assert private == []
+
+
+def test_every_scalar_view_reports_a_hand_end_as_one_named_type():
+    import numpy as np
+
+    import dominoes_env
+    from dominoes_env.core.game import HandEnded
+
+    env = dominoes_env.raw_env(3, 6, num_hands=2)
+    parallel = dominoes_env.parallel_env(3, 6, num_hands=2)
+    env.reset(seed=4)
+    parallel.reset(seed=4)
+    ends, rng = [], np.random.default_rng(0)
+    while env.agents:
+        agent = env.agent_selection
+        if env.terminations[agent]:
+            env.step(None)
+            continue
+        action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+        env.step(action)
+        *_, infos = parallel.step({agent: action})
+        if env.hand_ended is not None:
+            ends.append(env.hand_ended)
+            assert HandEnded.from_info(env.infos[agent]) == env.hand_ended
+            assert all(HandEnded.from_info(info) == env.hand_ended for info in infos.values())
+        else:
+            assert not any(HandEnded.from_info(info) for info in infos.values() if info)
+    assert [end.hand_index for end in ends] == [0, 1]
+    assert ends[1].totals == tuple(np.add(ends[0].scores, ends[1].scores).tolist())
+    assert all(end.went_out is None or end.scores[end.went_out] == 0 for end in ends)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -9,6 +11,43 @@ import numpy as np
 from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig
 from dominoes_env.core.state import HandState
 from dominoes_env.core.validation import integer
+
+
+@dataclass(frozen=True)
+class HandEnded:
+    """A hand that just ended: what :meth:`Game.apply` returns and every view reports.
+
+    The AEC, parallel and single-agent views put :meth:`info` in the step's infos (their keys
+    are these fields' names below, part of the envs' API); the batched views report the same
+    keys as arrays over their games. :meth:`from_info` reads it back.
+
+    Attributes:
+        hand_index: the hand's number in its game (0 for the first).
+        scores: pips left by seat (lower is better).
+        totals: the game scores by seat, this hand counted.
+        went_out: the seat that went out, None if the hand was blocked.
+    """
+
+    hand_index: int
+    scores: tuple[int, ...]
+    totals: tuple[int, ...]
+    went_out: int | None
+
+    #: the infos' keys of each field, in one place
+    KEYS = {"hand_index": "hand_index", "scores": "hand_scores", "totals": "game_scores", "went_out": "went_out"}
+
+    def info(self) -> dict[str, Any]:
+        """The fields as the envs' infos name them (lists of ints: JSON-ready)."""
+        return {key: list(value) if isinstance(value, tuple) else value
+                for key, value in ((self.KEYS[name], getattr(self, name)) for name in self.KEYS)}
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> HandEnded | None:
+        """The hand an env's info reports as ended, or None if it reports none."""
+        if cls.KEYS["scores"] not in info:
+            return None
+        values = {name: info[key] for name, key in cls.KEYS.items()}
+        return cls(values["hand_index"], tuple(values["scores"]), tuple(values["totals"]), values["went_out"])
 
 
 class Game:
@@ -82,8 +121,8 @@ class Game:
         """Game scores before the hand being played (the totals once the game is over)."""
         return self.totals
 
-    def apply(self, action: Any, checked: bool = False) -> np.ndarray | None:
-        """Play an action; return the finished hand's scores when this action ended a hand.
+    def apply(self, action: Any, checked: bool = False) -> HandEnded | None:
+        """Play an action; return the hand it ended, if it ended one.
 
         Raises IllegalActionError (the game unchanged) for an illegal action, unless
         `checked` says the caller already validated it against the legal mask.
@@ -97,7 +136,8 @@ class Game:
         scores = self.hand.scores()
         self.hand_scores.append(scores)
         self.totals = self.totals + scores
+        ended = HandEnded(self.hand_index, tuple(scores.tolist()), tuple(self.totals.tolist()), self.hand.went_out)
         if not self.is_over:
             self.hand_index += 1
             self.hand = HandState.deal(self.config, self.hand_index, self.rng)
-        return scores
+        return ended
