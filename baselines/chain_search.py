@@ -7,12 +7,12 @@ value). This module finds the chain of highest value, exactly as an exhaustive
 enumeration up to ``max_line_length`` tiles would, but with a compiled branch-and-bound
 search instead of listing every chain.
 
-Value of a chain L = (t1, ..., tk) held in a hand H (BASELINES.md, with the decided fixes):
+Value of a chain L = (t1, ..., tk) held in a hand H (docs/baselines.md, with the decided fixes):
 
 - ``turn_i = max(0, (number of non-doubles among t1..ti) - 1)``: a double does not use up
   a turn (it gives another move), and a double played before any non-double is played in
   the current turn, exponent 0 (the reference computed -1 there, which rewarded a leading
-  double with ``1 / in_line_discount``; BASELINES.md decided 0).
+  double with ``1 / in_line_discount``; docs/baselines.md decided 0).
 - in-line value ``= sum_i in_line_discount ** turn_i * pips(t_i)``;
 - off-line value ``= off_line_discount ** turn_k * (pips of the tiles of H not in L)``,
   with exponent 1 for the empty chain;
@@ -46,7 +46,7 @@ from numba import njit
 from dominoes_env.core import validation
 from dominoes_env.core.tiles import tile_set
 
-#: Reference defaults (BASELINES.md).
+#: Reference defaults (docs/baselines.md).
 IN_LINE_DISCOUNT = 0.9
 OFF_LINE_DISCOUNT = 0.7
 MAX_LINE_LENGTH = 12

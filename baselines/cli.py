@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
     "play": ("baselines.human", "play a game in the terminal against the shipped players"),
     "replay": ("baselines.replay", "step through a game record, or write it as PNG frames or an animated GIF"),
+    "table": ("baselines.table", "show a table's numbers: the set, the deal, a game's length, the spaces' sizes"),
     "train": ("baselines.train", "train a learning policy"),
 }
 

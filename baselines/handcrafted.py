@@ -1,4 +1,4 @@
-"""The six hand-crafted policies of BASELINES.md: random, greedy, stupid, double, best_line, persistent_line.
+"""The six hand-crafted policies of docs/baselines.md: random, greedy, stupid, double, best_line, persistent_line.
 
 Every policy but random is a *score per legal move plus one shared tie-break*: it gives
 each action a score and :func:`best_legal_action` plays the legal action with the highest
@@ -215,7 +215,7 @@ class DoublePolicy(TileScoredPolicy):
 
 @register_policy("best_line")
 class BestLinePolicy(ScoredPolicy):
-    """Plans the best chain of tiles for its own line every turn (BASELINES.md "best-line").
+    """Plans the best chain of tiles for its own line every turn (docs/baselines.md "best-line").
 
     Move scores are those of ``double`` (pips, any double +infinity), except that the move
     "first tile of the best chain, on my own line" scores the chain's value, unless that
@@ -265,7 +265,7 @@ class BestLinePolicy(ScoredPolicy):
 
 @register_policy("persistent_line")
 class PersistentLinePolicy(BestLinePolicy):
-    """best_line that keeps its chain across turns and only re-values it (BASELINES.md "persistent-line").
+    """best_line that keeps its chain across turns and only re-values it (docs/baselines.md "persistent-line").
 
     The kept chain (:attr:`chain`) is dropped, and searched again at the next decision,
     exactly when: its last tile has been played; the policy plays a different tile on its
@@ -320,7 +320,7 @@ class PersistentLinePolicy(BestLinePolicy):
         return action
 
     def _follow(self, action: int, tiles_on_own_line: int) -> None:
-        """Update the kept chain after playing `action` (the cases of BASELINES.md)."""
+        """Update the kept chain after playing `action` (the cases of docs/baselines.md)."""
         on_own_line = action < self._num_tiles  # actions 0..T-1 put a tile on my own line
         self._tiles_on_own_line = tiles_on_own_line + on_own_line
         if action >= self._pass_action or not self._chain.shape[0]:  # a pass or a draw leaves the chain

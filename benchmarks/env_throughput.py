@@ -1,4 +1,4 @@
-"""Throughput of the engine and the environment under masked random play (issue 2's speed targets).
+"""Throughput of the engine and the environment under masked random play (the README's figures).
 
 Fixed seeds, 4 players, double-nine, one process. Prints units and ratios against
 PettingZoo's connect_four_v3 measured in the same run (absolute times on shared machines

@@ -1,4 +1,4 @@
-"""Milliseconds per decision of the lookahead policy, for each setting that ships (issue 10: the
+"""Milliseconds per decision of the lookahead policy, for each setting that ships (the
 default must decide in at most 20 ms, median).
 
 Fixed seeds, 4 players, double-nine: the lookahead plays one seat against three

@@ -1,4 +1,5 @@
-"""Hands per second of the TD(lambda) learner while learning and while acting (issue 5's speed target).
+"""Hands per second of the TD(lambda) learner while learning and while acting (the README's and docs/vector.md's
+figures).
 
 Fixed seeds, 4 players, double-nine, one torch thread. Learning: ``td_lambda.train`` on a
 fresh network against each opponent kind ("self" = four learners at the table); a hand

@@ -1,4 +1,4 @@
-"""Throughput of the batched engine (issue 12's speed targets) beside the scalar env.
+"""Throughput of the batched engine (the figures of docs/vector.md) beside the scalar env.
 
 4 players, double-nine, masked random actions chosen in numpy for every game, the
 observation and mask of every game written at every step, one process, fixed seeds:

@@ -2,7 +2,7 @@
 
 The brute force below is written independently of :mod:`baselines.chain_search`: it lists
 every maximal chain (one that cannot be extended, or has max_line_length tiles) by plain
-recursion, values each with the formula of BASELINES.md as written there (with the decided
+recursion, values each with the formula of docs/baselines.md as written there (with the decided
 exponent 0 for a leading double, and exponent 1 for the empty chain), and takes the
 highest value, the lexicographically smallest tile sequence among equals.
 """

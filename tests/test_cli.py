@@ -58,3 +58,41 @@ def test_play_game_uses_the_aec_api_and_reports_every_hand(make):
         assert seat is None or scores[seat] == 0
     again = play_game(dominoes_env.raw_env(4, 9, 4), players(), seed=7)
     assert np.array_equal(again.hand_scores, result.hand_scores) and again.went_out == result.went_out
+
+
+@pytest.mark.parametrize("arguments, table", [
+    ([], {}),
+    (["--players", "6", "--highest", "12", "--boneyard", "--cover-doubles"],
+     {"num_players": 6, "highest_double": 12, "boneyard": True, "cover_doubles": True}),
+    (["--players", "3", "--highest", "6", "--first-player", "left_of_engine"],
+     {"num_players": 3, "highest_double": 6, "first_player": "left_of_engine"}),
+])
+def test_table_shows_the_numbers_the_env_has(arguments, table, capsys):
+    """dominoes table computes from the rules; each number is checked against a real env and deal."""
+    assert dominoes(["table", *arguments]) == 0
+    out = capsys.readouterr().out
+    config = dominoes_env.make_config(**table)
+    full = config.default_num_hands
+    for num_hands in (1, full):
+        env = dominoes_env.raw_env(**table, num_hands=num_hands)
+        env.reset(seed=0)
+        observed = env.observe(env.agent_selection)
+        size = observed["observation"].shape[0]
+        wanted = f"observation: {size} values in a one-hand game" if num_hands == 1 else f", {size} in a full game"
+        assert wanted in out
+    assert f"actions: {observed['action_mask'].shape[0]} (" in out
+    held, face_down = env.game.hand.starting_deal()
+    sizes = [len(tiles) for tiles in held]
+    assert sum(sizes) + len(face_down) == config.num_tiles
+    if config.boneyard:  # a seat that drew for the engine holds more than it was dealt
+        assert f"deal: {min(sizes)} tiles to each seat; {config.num_tiles - len(sizes) * min(sizes)} face down" in out
+    else:
+        assert f"deal: every tile, {min(sizes)} to each seat" in out
+    assert f"a full game: {full} hands" in out
+    assert out.splitlines()[0].startswith(dominoes_env.core.config.describe_table(config))
+
+
+def test_table_refuses_a_bad_table_in_one_line(capsys):
+    assert dominoes(["table", "--highest", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err == "dominoes table: error: --highest must be an integer from 6 to 18, got 5\n"

@@ -159,3 +159,21 @@ def test_every_scalar_view_reports_a_hand_end_as_one_named_type():
     assert [end.hand_index for end in ends] == [0, 1]
     assert ends[1].totals == tuple(np.add(ends[0].scores, ends[1].scores).tolist())
     assert all(end.went_out is None or end.scores[end.went_out] == 0 for end in ends)
+
+
+def test_every_document_the_code_and_docs_name_is_in_the_repository():
+    """A reader of the repository can open every document the package, the README, the docs and
+    the benchmarks point to, and meets no name of a document kept elsewhere."""
+    import re
+
+    sources = [*ROOT.glob("dominoes_env/**/*.py"), *ROOT.glob("baselines/**/*.py"), *ROOT.glob("benchmarks/*.py"),
+               *ROOT.glob("docs/**/*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    elsewhere = re.compile(r"BASELINES\.md|seeds?[/ ]0\d\d|\bissue \d+|shared/")
+    named = re.compile(r"\b((?:docs|benchmarks|examples|tests)/[\w/.-]+\.(?:md|py|png|gif))")
+    for source in sources:
+        text = source.read_text()
+        assert not elsewhere.findall(text), (source, elsewhere.findall(text))
+        for path in named.findall(text):
+            if re.search(r"[A-Z]{3,}", Path(path).stem):  # a placeholder: tests/test_NAME.py
+                continue
+            assert (ROOT / path).exists(), f"{source.relative_to(ROOT)} names {path}, which is not in the repository"

@@ -1,6 +1,6 @@
-"""Linear SARSA (issue 10, after ``seeds/002``): Q(s, a) = w . f(s, a) over a few features of the
-move that matter in this game, learned on-policy. Numpy and numba only; a small package whose
-parts a reader finds by name:
+"""Linear SARSA (after a linear SARSA agent designed for Splendor, docs/baselines.md):
+Q(s, a) = w . f(s, a) over a few features of the move that matter in this game, learned
+on-policy. Numpy and numba only; a small package whose parts a reader finds by name:
 
 - :mod:`~baselines.linear_sarsa.config`: :class:`LinearSarsaConfig`, the one source of defaults,
   bounds and ``dominoes train sarsa`` options;

@@ -8,7 +8,7 @@ with its decay to a floor and exploration, shared with the look-ahead's learner
 its ``dominoes train sarsa`` option and is checked on construction; the configuration is
 stored in every weights file (:mod:`~baselines.linear_sarsa.weights`).
 
-The defaults of the seed (``seeds/002``: a linear SARSA agent for Splendor) are kept where
+The defaults of the seed (docs/baselines.md: a linear SARSA agent designed for Splendor) are kept where
 they carry over: gamma 0.9, a step size that decays towards a floor of 1e-4,
 epsilon-greedy exploration while training only (the seed followed its greedy candidate 90%
 of the time: epsilon 0.1).
@@ -46,7 +46,7 @@ class LinearSarsaConfig(DecayingStepConfig):
     """Five evaluations in a default run."""
     eval_opponents: tuple[str, ...] = field(default=("greedy", "double", "persistent_line"),
                                             metadata=EVAL_OPPONENTS)
-    """The issue's bar (greedy, double) and the best hand-crafted player."""
+    """The bar set for it (greedy, double) and the best hand-crafted player."""
     # SARSA's own fields.
     gamma: float = field(default=0.9, metadata=option(
         "--gamma", "discount per own move, in [0, 1]", options.probability, options.number))

@@ -3,7 +3,7 @@
 Q(s, a) = w . f(s, a) (:mod:`~baselines.linear_sarsa.features`). The learner's steps are
 its own moves in one hand: s_t is what it observes when it is to move, a_t the move it
 makes (passes and forced moves included; a draw, whose tile is unknown, is not a step: the
-move after it is). On-policy SARSA (``seeds/002``, after Sutton and Barto):
+move after it is). On-policy SARSA (docs/baselines.md, after Sutton and Barto):
 
 - the reward is the hand's result, and nothing before it: r = minus the pips the learner
   holds when the hand ends (the env's "score" reward; 0 for going out). Pips are what the

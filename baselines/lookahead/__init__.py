@@ -1,4 +1,4 @@
-"""The look-ahead player of seed 004: sampled worlds played forward, scored by a learned evaluation."""
+"""The look-ahead player of docs/baselines.md: sampled worlds played forward, scored by a learned evaluation."""
 
 from baselines.lookahead.policy import LookaheadPolicy
 

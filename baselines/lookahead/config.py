@@ -7,8 +7,8 @@ exploration, and the search it plays with while it learns. Every field carries i
 ``dominoes train lookahead`` option and is checked on construction; the configuration is
 stored in every weights file.
 
-The curriculum follows seed 004: first against a baseline, then against its own previous
-version (``"previous"``: the weights as they stood when that stage began), then in
+The curriculum follows the look-ahead design of docs/baselines.md: first against a baseline,
+then against its own previous version (``"previous"``: the weights as they stood when that stage began), then in
 self-play.
 """
 
@@ -55,7 +55,7 @@ class LookaheadConfig(DecayingStepConfig):
     """Hands to learn from, over all curriculum stages (at most 10**9)."""
     curriculum: tuple[tuple[str, float], ...] = field(
         default=(("double", 0.3), (PREVIOUS, 0.3), ("self", 0.4)), metadata=CURRICULUM)
-    """Stages in order (seed 004's: a baseline, its previous self, self-play): (opponents, share
+    """Stages in order (the design's: a baseline, its previous self, self-play): (opponents, share
     of `hands`). Opponents: a policy name, "previous" (the look-ahead with the weights as the
     stage began), "self", or names joined by "+"."""
     parallel_hands: int = field(default=16, metadata=TABLES)
@@ -69,7 +69,7 @@ class LookaheadConfig(DecayingStepConfig):
     alpha_floor: float = field(default=1e-3, metadata=ALPHA_FLOOR)
     """The step size never decays below this."""
     epsilon: float = field(default=0.05, metadata=EPSILON)
-    """Probability of a uniformly random legal move while learning (seed 004 explored with 1% to
+    """Probability of a uniformly random legal move while learning (the design explored with 1% to
     50%); the policy itself never explores."""
     train_samples: int = field(default=4, metadata=option(
         "--train-samples", "sampled worlds per decision while learning (1-256)", _samples, options.number))

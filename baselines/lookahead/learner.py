@@ -1,4 +1,4 @@
-"""Learning the look-ahead's evaluation in stages (seed 004), read top to bottom.
+"""Learning the look-ahead's evaluation in stages (docs/baselines.md), read top to bottom.
 
 The evaluation predicts the pips the player will hold when the hand ends: V(s) = w . f(s)
 (:mod:`~baselines.lookahead.features`). The learner plays whole hands with the look-ahead
@@ -14,7 +14,7 @@ step size halves every ``alpha_half_life`` hands down to ``alpha_floor``. Seed 0
 weights by a fraction of their size after each game; a regression step on the outcome is the
 same idea with a well-defined fixed point.
 
-Stages, as seed 004 trained: against a baseline, then against its own previous version (the
+Stages, as the design of docs/baselines.md trained: against a baseline, then against its own previous version (the
 weights frozen as that stage began, ``"previous"``), then in self-play (every seat learns,
 each its own player with its own knowledge of the hand). Tables are played side by side on
 the batched engine (:mod:`baselines.learning.tables`); the look-ahead decides at each table

@@ -1,4 +1,4 @@
-"""The ``lookahead`` policy (seed 004): sampled worlds, played forward, scored by an evaluation.
+"""The ``lookahead`` policy (docs/baselines.md): sampled worlds, played forward, scored by an evaluation.
 
 At each decision with a choice, the player samples `samples` deals of the tiles it cannot
 see that agree with everything its observations prove (:mod:`dominoes_env.core.hidden`)
@@ -8,7 +8,7 @@ move its evaluation likes best (:mod:`baselines.lookahead.search`). A move's sco
 the predicted final pips after the candidate move and after each later move of the
 player's (weights ``discount**j``, normalised; exact pips once the hand is over), averaged
 over the samples. It plays uniformly among the moves scored within `window` pips of the
-best, as seed 004 chose at random among the moves near the best; `epsilon` (training only)
+best, as the design (docs/baselines.md) chose at random among the moves near the best; `epsilon` (training only)
 plays a random legal move instead. The same samples serve every move, so moves are
 compared in the same worlds."""
 
@@ -42,7 +42,7 @@ def _weights_from_file(resolved: str, modified_ns: int, size: int) -> LookaheadW
 
 @register_policy("lookahead")
 class LookaheadPolicy(Policy):
-    """Samples the hidden hands, plays every move forward, plays the best (seed 004).
+    """Samples the hidden hands, plays every move forward, plays the best (docs/baselines.md).
 
     Args:
         samples: sampled worlds per decision.

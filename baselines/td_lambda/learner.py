@@ -1,6 +1,6 @@
 """TD(lambda) with eligibility traces, and the training loop (torch), read top to bottom.
 
-Learning is TD(lambda) with eligibility traces as the issue specifies, after the
+Learning is TD(lambda) with eligibility traces as docs/baselines.md specifies, after the
 reference (TD-Gammon's scheme):
 
 - the states s_1, s_2, ... of one learner in one hand are the after-states of its own
