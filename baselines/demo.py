@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     config, seed = options.table(args), options.seed(args)
     hands = options.count("--hands", args.hands, 1, MAX_HANDS_PER_GAME)
-    env = dominoes_env.env(config.num_players, config.highest_double, hands, render_mode="ansi", **config.rules())
+    env = dominoes_env.env(config, num_hands=hands, render_mode="ansi")
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     watcher = HandWatcher()

@@ -36,7 +36,7 @@ import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -48,10 +48,12 @@ from baselines.registry import spec_name
 from baselines.seating import deals_needed, fair_tables, rotate
 from baselines.specs import PolicySpec
 from baselines.statistics import ci95_half_width
-from dominoes_env import make_config
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, TableRuleOptions, describe_table, table_of
 from dominoes_env.env import raw_env
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: A policy to evaluate: a spec text (``"best_line(max_line_length=6)"``, ``"random:3"``), a
 #: :class:`~baselines.specs.PolicySpec`, (name, parameters), a factory called as
@@ -203,9 +205,9 @@ class _Entry:
     make: Callable[[int], Policy]  # seed -> policy
 
 
-def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num_players: int = 4,
-             highest_double: int = 9, hands_per_game: int = 1, progress: bool = False, *, boneyard: bool = False,
-             cover_doubles: bool = False, first_player: str = "engine_holder") -> EvaluationResult:
+def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num_players: int | GameConfig = 4,
+             highest_double: int = 9, hands_per_game: int = 1, progress: bool = False,
+             **table_rules: Unpack[TableRuleOptions]) -> EvaluationResult:
     """Play `policies` against each other through the env and measure them.
 
     Args:
@@ -215,9 +217,10 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
             played under every seat rotation (and, with more entries than seats, to equal
             tables per entry).
         seed: the root of every deal and every policy's generator.
-        num_players, highest_double: the table size.
-        boneyard, cover_doubles, first_player: the table rules (the rule book's game by default;
-            see :func:`dominoes_env.make_config`).
+        num_players, highest_double: the table size, or a GameConfig (the table with its rules) in
+            place of `num_players`.
+        table_rules: the table rules as keywords (the rule book's game by default; see
+            :func:`dominoes_env.make_config`).
         hands_per_game: hands per episode (1: single hands; N+1: full games, engines N..0).
         progress: show a progress bar (tqdm, when installed) on runs longer than a second.
 
@@ -225,8 +228,7 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
         ValueError: fewer entries than seats, an unknown policy or parameter, a policy
             object built for another table size or listed twice, or a bad count.
     """
-    config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
-                         first_player=first_player)
+    config = table_of(num_players, highest_double, table_rules)
     num_players = config.num_players
     num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS)
     hands_per_game = validation.integer("hands_per_game", hands_per_game, 1, MAX_HANDS_PER_GAME)
@@ -250,7 +252,7 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
     game_seeds = np.random.default_rng(deal_seeds).integers(0, 2**31 - 1, size=num_deals)
     tables = fair_tables(len(entries), num_players, num_deals, np.random.default_rng(table_seeds))
 
-    env = raw_env(num_players, config.highest_double, num_hands=hands_per_game, **config.rules())
+    env = raw_env(config, num_hands=hands_per_game)
     hands_total = num_deals * num_players * hands_per_game
     scores = np.empty((hands_total, num_players), dtype=np.int32)  # compact: up to MAX_HANDS rows
     seating = np.empty((hands_total, num_players), dtype=np.int16)
@@ -391,8 +393,7 @@ def run(args: argparse.Namespace) -> int:
         config, seed = options.table(args), options.seed(args)
         hands = options.count("--hands", args.hands, 1, MAX_HANDS)
         hands_per_game = options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME)
-        result = evaluate(args.policies, hands, seed=seed, num_players=config.num_players,
-                          highest_double=config.highest_double, hands_per_game=hands_per_game, **config.rules(),
+        result = evaluate(args.policies, hands, seed=seed, num_players=config, hands_per_game=hands_per_game,
                           progress=not args.no_progress)
     except ValueError as error:
         print(f"dominoes evaluate: error: {error}", file=sys.stderr)

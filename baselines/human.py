@@ -134,7 +134,7 @@ def play_in_terminal(config: GameConfig, num_hands: int, seed: int, seat: int, o
     n = config.num_players
     names = [spec.label for spec in opponents]
     players = [("you" if s == seat else names[(s - seat - 1) % n]) for s in range(n)]
-    env = RecordGames(dominoes_env.raw_env(n, config.highest_double, num_hands, **config.rules()), players=players)
+    env = RecordGames(dominoes_env.raw_env(config, num_hands=num_hands), players=players)
     view = TableView(env, seat, out, paint_ansi if colour else plain)
     seeds = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
     seated: list[Policy] = []

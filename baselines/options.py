@@ -49,6 +49,13 @@ def table(args: argparse.Namespace) -> GameConfig:
                        first_player=args.first_player)
 
 
+def rule_arguments(config: GameConfig) -> str:
+    """The options of :func:`add_table_options` that ask for a table's rules (empty for the rule
+    book's game), as a command line writes them: what a report prints to reproduce a run."""
+    return ((" --boneyard" if config.boneyard else "") + (" --cover-doubles" if config.cover_doubles else "")
+            + (f" --first-player {config.first_player}" if config.first_player != "engine_holder" else ""))
+
+
 def seed(args: argparse.Namespace) -> int:
     value = validation.seed("--seed", args.seed)
     assert value is not None

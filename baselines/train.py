@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baselines import options
 from dominoes_env import files
 
 if TYPE_CHECKING:
@@ -152,8 +153,9 @@ LEARNERS: dict[str, Learner] = {
 
 # --------------------------------------------------------------------------- the command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """One sub-command per learner, with one option per field of its configuration (flag, help and
-    default come from the dataclass), and where the run goes.
+    """One sub-command per learner, with the table options every command shares and one option per
+    other field of its configuration (flag, help and default come from the dataclass), and where
+    the run goes.
 
     Values are read as text and checked by the configuration itself in :func:`run`, so a bad
     value is one ``dominoes train: error: ...`` line that names the option.
@@ -162,6 +164,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                      help=", ".join(LEARNERS))
     for name, learner in LEARNERS.items():
         sub = learners.add_parser(name, help=learner.help, description=f"dominoes train {name}: {learner.help}")
+        options.add_table_options(sub)  # the table: the options every dominoes command shares
         for field_name, option, default in learner.config_class().command_line_options():
             if option.switch:
                 sub.add_argument(option.flag, dest=field_name, default=None, action="store_const", const="true",
@@ -185,7 +188,7 @@ def config_from_arguments(args: argparse.Namespace) -> LearnerConfig:
             several fields together, by the fields).
     """
     config_class = LEARNERS[args.learner].config_class()
-    values = {}
+    values: dict[str, Any] = {"game": options.table(args)}
     for name, option, _ in config_class.command_line_options():
         text = getattr(args, name)
         if text is not None:

@@ -58,7 +58,7 @@ def warm_up(policies: Sequence[PolicySpec], config: GameConfig, announce: Callab
 def _play_once(policies: Sequence[PolicySpec], config: GameConfig) -> None:
     """One hand per group of `num_players` policies (each policy sits at least once)."""
     seats = config.num_players
-    env = dominoes_env.raw_env(seats, config.highest_double, num_hands=1, **config.rules())
+    env = dominoes_env.raw_env(config, num_hands=1)
     for first in range(0, len(policies), seats):
         table = [policies[(first + k) % len(policies)] for k in range(seats)]
         with single_threaded_torch():

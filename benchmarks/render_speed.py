@@ -31,7 +31,7 @@ from dominoes_env.image import TablePainter
 
 def positions(config: GameConfig, games: int) -> list[HandState]:
     """Every position of `games` seeded random one-hand games."""
-    env = dominoes_env.raw_env(config.num_players, config.highest_double, **config.rules())
+    env = dominoes_env.raw_env(config)
     rng = np.random.default_rng(0)
     seen = []
     for seed in range(games):
@@ -68,7 +68,7 @@ def cold_milliseconds(config: GameConfig, hand: HandState) -> float:
 
 def env_render_milliseconds(config: GameConfig, repeats: int) -> float:
     """Median CPU milliseconds of ``env.render()`` in rgb_array mode over one random hand."""
-    env = dominoes_env.raw_env(config.num_players, config.highest_double, render_mode="rgb_array", **config.rules())
+    env = dominoes_env.raw_env(config, render_mode="rgb_array")
     env.reset(seed=0)
     rng = np.random.default_rng(1)
     times = []

@@ -6,7 +6,7 @@ translates it into agents, spaces, observations with action masks, and rewards.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -14,7 +14,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, make_config
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, TableRuleOptions, table_of
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game, HandEnded
 from dominoes_env.core.observation import Observer, layout_table
@@ -22,6 +22,9 @@ from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.validation import as_integer
 from dominoes_env.rendering import RENDER_MODES, TableRenderer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
 
@@ -124,13 +127,11 @@ class DominoesEnv(AECEnv):
     np_random: np.random.Generator  # the deals' generator, seeded by reset()
     np_random_seed: int
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
                  render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
-                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder",
-                 render_hands: HandsShown = "mover") -> None:
+                 render_hands: HandsShown = "mover", **table_rules: Unpack[TableRuleOptions]) -> None:
         super().__init__()
-        self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
-                                  first_player=first_player)
+        self.config = table_of(num_players, highest_double, table_rules)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
@@ -298,25 +299,18 @@ def _seeded(seed: int | None) -> tuple[np.random.Generator, int]:
     return seeding.np_random(seed)
 
 
-def raw_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
-            *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
-            cover_doubles: bool = False, first_player: str = "engine_holder",
-            render_hands: HandsShown = "mover") -> DominoesEnv:
-    """The bare environment (no PettingZoo wrappers): fastest, no order checks."""
-    return DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
-                       illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
-                       first_player=first_player, render_hands=render_hands)
+def raw_env(num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
+            render_mode: str | None = None, **options: Any) -> DominoesEnv:
+    """The bare environment (no PettingZoo wrappers): fastest, no order checks. Takes
+    :class:`DominoesEnv`'s arguments (the table rules as keywords, or a GameConfig)."""
+    return DominoesEnv(num_players, highest_double, num_hands, render_mode, **options)
 
 
-def env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
-        *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
-        cover_doubles: bool = False, first_player: str = "engine_holder", render_hands: HandsShown = "mover") -> AECEnv:
+def env(num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
+        render_mode: str | None = None, **options: Any) -> AECEnv:
     """The environment wrapped in PettingZoo's OrderEnforcingWrapper (the recommended entry point).
 
     Illegal actions are the env's own business (an IllegalActionError, or the penalty),
     so PettingZoo's assert-based wrappers are not added.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_double, num_hands, render_mode,
-                                                  reward=reward, illegal_action=illegal_action, boneyard=boneyard,
-                                                  cover_doubles=cover_doubles, first_player=first_player,
-                                                  render_hands=render_hands))
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, highest_double, num_hands, render_mode, **options))

@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from dominoes_env.core.render import HandsShown
+from dominoes_env.core.config import GameConfig
 from dominoes_env.env import DominoesEnv
 
 
@@ -28,13 +28,10 @@ class DominoesParallelEnv(ParallelEnv):
 
     metadata = DominoesEnv.metadata
 
-    def __init__(self, num_players: int = 4, highest_double: int = 9, num_hands: int = 1,
-                 render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
-                 boneyard: bool = False, cover_doubles: bool = False, first_player: str = "engine_holder",
-                 render_hands: HandsShown = "mover") -> None:
-        self.aec = DominoesEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
-                               illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
-                               first_player=first_player, render_hands=render_hands)
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
+                 render_mode: str | None = None, **options: Any) -> None:
+        """:class:`~dominoes_env.DominoesEnv`'s arguments (the table rules as keywords, or a GameConfig)."""
+        self.aec = DominoesEnv(num_players, highest_double, num_hands, render_mode, **options)
         self.possible_agents = list(self.aec.possible_agents)
         self.agents: list[str] = []
         self.render_mode = render_mode
@@ -95,11 +92,7 @@ class DominoesParallelEnv(ParallelEnv):
         return self.aec.state()
 
 
-def parallel_env(num_players: int = 4, highest_double: int = 9, num_hands: int = 1, render_mode: str | None = None,
-                 *, reward: str = "score", illegal_action: str = "raise", boneyard: bool = False,
-                 cover_doubles: bool = False, first_player: str = "engine_holder",
-                 render_hands: HandsShown = "mover") -> DominoesParallelEnv:
+def parallel_env(num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
+                 render_mode: str | None = None, **options: Any) -> DominoesParallelEnv:
     """The game as a PettingZoo ParallelEnv (one agent moves per step; see the module docstring)."""
-    return DominoesParallelEnv(num_players, highest_double, num_hands, render_mode, reward=reward,
-                               illegal_action=illegal_action, boneyard=boneyard, cover_doubles=cover_doubles,
-                               first_player=first_player, render_hands=render_hands)
+    return DominoesParallelEnv(num_players, highest_double, num_hands, render_mode, **options)

@@ -15,14 +15,14 @@ same thing in every view.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, make_config
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, TableRuleOptions, table_of
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import Game
 from dominoes_env.core.observation import Observer
@@ -31,6 +31,9 @@ from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action
 from dominoes_env.core.state import HandState
 from dominoes_env.players import Player, PlayerFactory, by_name, resolve_opponent
 from dominoes_env.rendering import RENDER_MODES, TableRenderer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 OBSERVATION_MODES = ("vector", "dict")
 ILLEGAL_ACTION_MODES = ("penalize", "raise")
@@ -77,8 +80,9 @@ class SingleAgentEnv(gymnasium.Env):
             ``image`` extra).
         render_hands: whose tiles the picture shows: "mover" (default: the learner, whenever it
             is to move), "all", or a seat number.
-        boneyard, cover_doubles, first_player: the table rules (see
-            :func:`dominoes_env.make_config`); the rule book's game by default.
+        table_rules: the table rules as keywords (:class:`~dominoes_env.core.config.TableRuleOptions`,
+            see :func:`dominoes_env.make_config`), or a GameConfig in place of `num_players`; the
+            rule book's game by default.
 
     Legal moves: ``action_masks()`` (a bool array, as sb3-contrib's MaskablePPO expects) and
     ``info["action_mask"]`` (int8). ``info`` also holds ``seat`` and, at the step after
@@ -87,13 +91,12 @@ class SingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 2}
 
-    def __init__(self, opponents: Opponents = "random", num_players: int = 4,
+    def __init__(self, opponents: Opponents = "random", num_players: int | GameConfig = 4,
                  highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
                  observation: str = "vector", illegal_action: str = "penalize",
-                 render_mode: str | None = None, boneyard: bool = False, cover_doubles: bool = False,
-                 first_player: str = "engine_holder", render_hands: HandsShown = "mover") -> None:
-        self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
-                                  first_player=first_player)
+                 render_mode: str | None = None, render_hands: HandsShown = "mover",
+                 **table_rules: Unpack[TableRuleOptions]) -> None:
+        self.config = table_of(num_players, highest_double, table_rules)
         n = self.config.num_players
         self.fixed_seat = None if seat is None else validation.integer("seat", seat, 0, n - 1)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)

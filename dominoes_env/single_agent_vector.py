@@ -19,7 +19,7 @@ observation in ``infos["final_obs"]`` and its results in ``infos["final_info"]``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -27,12 +27,15 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import describe_table
+from dominoes_env.core.config import GameConfig, TableRuleOptions, describe_table, table_of
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.rewards import illegal_action_penalty
 from dominoes_env.players import BatchPlayers
 from dominoes_env.single_agent import ILLEGAL_ACTION_MODES, OBSERVATION_MODES, Opponent, _opponent_list
 from dominoes_env.vector import _SHOWN_ERRORS, SCORES, TOTALS, WENT_OUT, HandEnds, VectorDominoes
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class SingleAgentVectorEnv(VectorEnv):
@@ -46,7 +49,7 @@ class SingleAgentVectorEnv(VectorEnv):
             sits k seats after the learner. Default ``"random"``. Named policies are built
             at every seeded reset from the env's generator.
         num_players, highest_double, num_hands, seat, reward, observation, illegal_action,
-        boneyard, cover_doubles, first_player: as in :class:`~dominoes_env.SingleAgentEnv`
+        table_rules: as in :class:`~dominoes_env.SingleAgentEnv`
             (``seat=None``: a random learner seat in each game at each new game).
         threads: the batched engine's threads (:class:`~dominoes_env.vector.VectorDominoes`; default 1).
 
@@ -62,12 +65,12 @@ class SingleAgentVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int = 16, opponents: str | Sequence[Opponent] = "random", num_players: int = 4,
-                 highest_double: int = 9, seat: int | None = None, num_hands: int = 1, *, reward: str = "score",
-                 observation: str = "vector", illegal_action: str = "penalize", boneyard: bool = False,
-                 cover_doubles: bool = False, first_player: str = "engine_holder", threads: int = 1) -> None:
-        self.engine = VectorDominoes(num_envs, num_players, highest_double, num_hands, reward, boneyard=boneyard,
-                                     cover_doubles=cover_doubles, first_player=first_player, threads=threads)
+    def __init__(self, num_envs: int = 16, opponents: str | Sequence[Opponent] = "random",
+                 num_players: int | GameConfig = 4, highest_double: int = 9, seat: int | None = None,
+                 num_hands: int = 1, *, reward: str = "score", observation: str = "vector",
+                 illegal_action: str = "penalize", threads: int = 1, **table_rules: Unpack[TableRuleOptions]) -> None:
+        self.engine = VectorDominoes(num_envs, table_of(num_players, highest_double, table_rules), num_hands=num_hands,
+                                     reward=reward, threads=threads)
         self.config = self.engine.config
         self.num_envs = self.engine.num_envs
         n = self.config.num_players

@@ -16,18 +16,28 @@ mask of the games concerned, as Gymnasium's vector envs report them.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
 
 from dominoes_env.core import batch, rules, validation
-from dominoes_env.core.config import MAX_HAND_INDEX, MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
+from dominoes_env.core.config import (
+    MAX_HAND_INDEX,
+    MAX_HANDS_PER_GAME,
+    GameConfig,
+    TableRuleOptions,
+    describe_table,
+    table_of,
+)
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import HandEnded
 from dominoes_env.core.observation import observation_layout
 from dominoes_env.core.rewards import REWARD_MODES
 from dominoes_env.core.state import HandState
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: Most games one batch holds (memory is checked too: see :attr:`VectorDominoes.bytes_per_game`).
 MAX_ENVS = 10_000_000
@@ -67,7 +77,8 @@ class VectorDominoes:
         reward: "score", "zero_sum" or "rank" (:mod:`dominoes_env.core.rewards`).
         seed: seeds the one generator every deal comes from (None: fresh entropy); the same
             seed plays the same games.
-        boneyard, cover_doubles, first_player: the table rules (keyword-only).
+        table_rules: the table rules as keywords (:class:`~dominoes_env.core.config.TableRuleOptions`), or
+            a GameConfig in place of `num_players`.
         threads: how many threads the compiled loops over more than one block (256 games) may use;
             default 1 (one core). More is faster on cores nothing else uses; on a busy machine a
             thread waits for the others at every step (see docs/vector.md).
@@ -82,15 +93,9 @@ class VectorDominoes:
     """
 
     def __init__(self, num_envs: int, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
-                 reward: str = "score", seed: int | None = None, *, boneyard: bool = False,
-                 cover_doubles: bool = False, first_player: str = "engine_holder", threads: int = 1) -> None:
-        if isinstance(num_players, GameConfig):  # a whole table, its rules included
-            if (boneyard, cover_doubles, first_player) != (False, False, "engine_holder"):
-                raise ValueError("give the table rules in the GameConfig or as keywords, not both")
-            self.config: GameConfig = num_players
-        else:
-            self.config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
-                                      first_player=first_player)
+                 reward: str = "score", seed: int | None = None, *, threads: int = 1,
+                 **table_rules: Unpack[TableRuleOptions]) -> None:
+        self.config: GameConfig = table_of(num_players, highest_double, table_rules)
         self.num_envs = validation.integer("num_envs", num_envs, 1, MAX_ENVS)
         #: threads of the compiled loops over more than one block of games (numba's; 1: one core)
         self.threads = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]

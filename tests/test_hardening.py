@@ -282,7 +282,7 @@ def test_a_blocked_hand_of_the_engine_zero_hand_has_no_seat_on_zero(tmp_path):
     from baselines.league.spec import LeagueSpec
     from baselines.specs import PolicySpec
 
-    spec = LeagueSpec(((PolicySpec("random"), 3),), 3, 6, 7, 11)  # 7 hands: the last engine is (0|0)
+    spec = LeagueSpec(((PolicySpec("random"), 3),), dominoes_env.make_config(3, 6), 7, 11)  # the 7th engine is (0|0)
     record = json.loads(fake_record(spec, 0).to_line())
     record["hand_scores"][6] = [0, 4, 9]
     record["went_out"] = [None] * 7

@@ -177,3 +177,11 @@ def test_every_document_the_code_and_docs_name_is_in_the_repository():
             if re.search(r"[A-Z]{3,}", Path(path).stem):  # a placeholder: tests/test_NAME.py
                 continue
             assert (ROOT / path).exists(), f"{source.relative_to(ROOT)} names {path}, which is not in the repository"
+
+
+def test_a_table_rule_is_spelled_in_few_modules_above_the_core():
+    """The table travels as one value (GameConfig, TableRuleOptions): a new rule touches the core,
+    the one options module and the docs, not every signature that passes a table on."""
+    spelling = sorted(module for module, path in MODULES.items()
+                      if not module.startswith("dominoes_env.core") and "cover_doubles" in path.read_text())
+    assert len(spelling) <= 4, spelling

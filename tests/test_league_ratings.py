@@ -9,6 +9,7 @@ from baselines.league.ratings import elo_changes, elo_history, hand_wins, opensk
 from baselines.league.results import GameRecord
 from baselines.league.spec import LeagueSpec
 from baselines.specs import PolicySpec
+from dominoes_env import make_config
 
 
 def expected(r_better: float, r_worse: float) -> float:
@@ -23,7 +24,7 @@ def record(game: int, seats, totals, policies=None, went_out=None) -> GameRecord
 
 
 def spec_of(*policies: tuple[str, int], players: int = 4) -> LeagueSpec:
-    return LeagueSpec(tuple((PolicySpec(name), copies) for name, copies in policies), players, 9, 1, 0)
+    return LeagueSpec(tuple((PolicySpec(name), copies) for name, copies in policies), make_config(players, 9), 1, 0)
 
 
 def synthetic_league(spec: LeagueSpec, games: int, score_of, seed: int = 0) -> list[GameRecord]:

@@ -18,8 +18,9 @@ from baselines.league.spec import (
     parse_policy_arguments,
 )
 from baselines.specs import PolicySpec
+from dominoes_env import make_config
 
-SPEC = LeagueSpec(((PolicySpec("random"), 3), (PolicySpec("greedy"), 2)), 3, 6, 2, 11)
+SPEC = LeagueSpec(((PolicySpec("random"), 3), (PolicySpec("greedy"), 2)), make_config(3, 6), 2, 11)
 
 
 def fake_record(spec: LeagueSpec, game: int) -> GameRecord:
@@ -41,7 +42,7 @@ def write_games(out_dir, spec: LeagueSpec, games) -> None:
 # ------------------------------------------------------------------ schedule
 def test_a_plan_depends_only_on_the_league_and_the_game_index():
     assert plan_game(SPEC, 7) == plan_game(SPEC, 7)
-    other_seed = LeagueSpec(SPEC.policies, 3, 6, 2, 12)
+    other_seed = LeagueSpec(SPEC.policies, make_config(3, 6), 2, 12)
     assert [plan_game(SPEC, g).deal_seed for g in range(0, 30, 3)] != \
            [plan_game(other_seed, g).deal_seed for g in range(0, 30, 3)]
 
@@ -125,8 +126,9 @@ def test_a_game_recorded_twice_is_an_error(tmp_path):
 def test_a_results_file_of_another_league_is_refused_unchanged(tmp_path):
     write_games(tmp_path, SPEC, range(3))
     before = results_path(tmp_path).read_bytes()
-    for other in (LeagueSpec(SPEC.policies, 3, 6, 2, 12), LeagueSpec(SPEC.policies, 3, 6, 3, 11),
-                  LeagueSpec(((PolicySpec("random"), 5),), 3, 6, 2, 11)):
+    table = make_config(3, 6)
+    for other in (LeagueSpec(SPEC.policies, table, 2, 12), LeagueSpec(SPEC.policies, table, 3, 11),
+                  LeagueSpec(((PolicySpec("random"), 5),), table, 2, 11)):
         with pytest.raises(ResultsError, match="holds a different league"):
             open_results(tmp_path, other)
     assert results_path(tmp_path).read_bytes() == before

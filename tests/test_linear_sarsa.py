@@ -19,7 +19,7 @@ from baselines.registry import make_policy
 from dominoes_env import make_config
 from dominoes_env.core import HandState, Observer
 
-TINY = LinearSarsaConfig(num_players=2, highest_double=6, hands=48, curriculum=(("random", 1.0),), parallel_hands=8,
+TINY = LinearSarsaConfig(game=make_config(2, 6), hands=48, curriculum=(("random", 1.0),), parallel_hands=8,
                          eval_every=0, eval_opponents=())
 THREE_SIX = make_config(3, 6)
 
@@ -95,11 +95,9 @@ def test_a_pass_puts_my_marker_up_and_a_move_that_starts_the_last_line_opens_the
 def test_features_have_one_name_each_and_every_table_size_gets_them():
     assert len(set(FEATURES)) == len(FEATURES)
     for config in (make_config(2, 6), make_config(8, 15), make_config(4, 9, boneyard=True, cover_doubles=True)):
-        policy = LinearSarsaPolicy(config, checkpoint=Weights(np.zeros(len(FEATURES)), replace(
-            TINY, num_players=config.num_players, highest_double=config.highest_double, **config.rules())))
+        policy = LinearSarsaPolicy(config, checkpoint=Weights(np.zeros(len(FEATURES)), replace(TINY, game=config)))
         result = evaluate([policy, "random"] + ["random"] * (config.num_players - 2), num_hands=config.num_players,
-                          seed=0, num_players=config.num_players, highest_double=config.highest_double,
-                          **config.rules())
+                          seed=0, num_players=config)
         assert result.num_hands == config.num_players  # every move checked against the mask by the shared loop
 
 
@@ -158,7 +156,7 @@ def test_training_is_deterministic_for_a_seed():
 
 def test_self_play_and_every_table_rule_train_and_play(tmp_path):
     for rules in ({}, {"boneyard": True}, {"cover_doubles": True, "first_player": "left_of_engine"}):
-        config = replace(TINY, curriculum=(("greedy", 1.0), ("self", 1.0)), **rules)
+        config = replace(TINY, curriculum=(("greedy", 1.0), ("self", 1.0)), game=make_config(2, 6, **rules))
         w = linear_sarsa.train(config)  # draws are forced moves: played without a step of their own
         path = linear_sarsa.save_weights(tmp_path / "rules.json", Weights(w, config))
         game = make_config(2, 6, **rules)

@@ -24,10 +24,7 @@ PRIOR[FEATURE_NAMES.index("pips_held")] = 50.0  # "I will end with the pips I ho
 
 
 def weights_for(config, w=PRIOR):
-    rules_of = config.rules()
-    return LookaheadWeights(np.asarray(w, dtype=np.float64),
-                             LookaheadConfig(num_players=config.num_players, highest_double=config.highest_double,
-                                             **rules_of))
+    return LookaheadWeights(np.asarray(w, dtype=np.float64), LookaheadConfig(game=config))
 
 
 @pytest.mark.parametrize("rules_set", RULE_SETS, ids=RULE_IDS)

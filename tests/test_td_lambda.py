@@ -324,7 +324,7 @@ def test_an_unwritable_checkpoint_directory_is_refused(capsys):
 @pytest.mark.parametrize("rules", [{"boneyard": True}, {"boneyard": True, "cover_doubles": True},
                                    {"cover_doubles": True, "first_player": "left_of_engine"}])
 def test_the_learner_trains_and_plays_under_table_rules(tmp_path, rules):
-    config = replace(TINY, variant="line", **rules)
+    config = replace(TINY, variant="line", game=make_config(2, 6, **rules))
     assert td_lambda.make_features(config).size == input_size(config.game, "line")
     network = td_lambda.train(config)  # draws are forced moves: played without an after-state
     path = td_lambda.save_checkpoint(tmp_path / "rules.safetensors", network, config)

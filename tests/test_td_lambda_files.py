@@ -32,7 +32,7 @@ from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core.observation import observation_fields  # noqa: E402
 
 TINY = td_lambda.TDLambdaConfig(
-    num_players=2, highest_double=6, hidden_sizes=(16, 8), hands=48, curriculum=(("random", 1.0),),
+    game=make_config(2, 6), hidden_sizes=(16, 8), hands=48, curriculum=(("random", 1.0),),
     parallel_hands=8, eval_every=0, eval_opponents=(), alpha=1e-3)
 
 
@@ -115,8 +115,8 @@ def test_bad_configurations_are_refused():
         td_lambda.TDLambdaConfig(variant="deep")
     with pytest.raises(ValueError, match="td_lambda"):
         td_lambda.TDLambdaConfig(td_lambda=1.5)
-    with pytest.raises(ValueError, match="num_players"):
-        td_lambda.TDLambdaConfig(num_players=9)
+    with pytest.raises(ValueError, match="game must be a GameConfig"):
+        td_lambda.TDLambdaConfig(game=(9, 9))  # the table is one value, checked by make_config
 
 
 def test_curriculum_shares_split_the_hands_exactly():
@@ -406,11 +406,21 @@ def test_a_configuration_whose_traces_would_fill_the_machine_is_refused():
         td_lambda.TDLambdaConfig(hidden_sizes=(4096,) * 4, parallel_hands=4096)
 
 
+def test_the_table_options_are_every_commands_own(capsys):
+    """--players, --highest and the table rules come from the options every command shares: a
+    table that is no integer is argparse's one line, as in dominoes league or play."""
+    with pytest.raises(SystemExit) as exit_status:
+        dominoes(["train", "td-lambda", "--players", "x"])
+    err = capsys.readouterr().err
+    assert exit_status.value.code == 2 and err.count("\n") == 1
+    assert "argument --players: invalid int value: 'x'" in err
+
+
 @pytest.mark.parametrize("arguments", [
     ["--hidden", "0"], ["--hidden", "1000000000"], ["--hidden", "x"], ["--hidden", "4096,4096,4096,4096"],
     ["--curriculum", "random:nan"], ["--curriculum", "random:-1"], ["--curriculum", "nosuch:1"],
     ["--curriculum", "random:lots"], ["--eval-hands", "0"], ["--eval-opponents", "nobody"],
-    ["--hands", "1000000000000000"], ["--players", "9"], ["--players", "x"], ["--highest", "19"],
+    ["--hands", "1000000000000000"], ["--players", "9"], ["--highest", "19"],
     ["--seed", "-1"], ["--parallel-hands", "0"], ["--alpha", "0"], ["--lambda", "2"], ["--epsilon", "1.5"],
     ["--self-play-alpha", "-1"], ["--variant", "deep"],
 ])

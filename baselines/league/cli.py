@@ -40,7 +40,7 @@ from baselines.league.spec import (
     parse_policy_arguments,
 )
 from baselines.warmup import warm_up
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
+from dominoes_env.core.config import MAX_HANDS_PER_GAME
 from dominoes_env.files import FileRefused
 
 DEFAULT_GAMES = 2000
@@ -115,7 +115,7 @@ def _play(args: argparse.Namespace) -> str:
         policies = default_policies(config)
     else:
         policies = parse_policy_arguments(args.policies)
-    spec = make_spec(policies, config.num_players, config.highest_double, hands_per_game, seed, **config.rules())
+    spec = make_spec(policies, config, hands_per_game=hands_per_game, seed=seed)
     if args.record_games is not None:  # both refused before the compiling and the games, not after
         record_directory(args.record_games)
     try:
@@ -183,11 +183,6 @@ def _report(out_dir: str) -> int:
 def command_line(spec: LeagueSpec, games: int) -> str:
     """The ``dominoes league`` command that plays `games` games of `spec` (written into ratings.md)."""
     policies = " ".join(shlex.quote(f"{policy.label}:{copies}") for policy, copies in spec.policies)
+    rules = options.rule_arguments(spec.game)
     return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_double} "
-            f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}{rule_options(spec.game)}")
-
-
-def rule_options(config: GameConfig) -> str:
-    """The command-line options of a table's rules (empty for the rule book's game)."""
-    return ((" --boneyard" if config.boneyard else "") + (" --cover-doubles" if config.cover_doubles else "")
-            + (f" --first-player {config.first_player}" if config.first_player != "engine_holder" else ""))
+            f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}{rules}")

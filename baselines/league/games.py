@@ -38,8 +38,7 @@ class GamePlayer:
     def __init__(self, spec: LeagueSpec, record_games: bool = False) -> None:
         self.spec = spec
         self.record_games = record_games
-        self.env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=spec.hands_per_game,
-                                        **spec.game.rules())
+        self.env = dominoes_env.raw_env(spec.game, num_hands=spec.hands_per_game)
         self.recorder = RecordGames(self.env) if record_games else None
 
     def play(self, game: int) -> PlayedGame:

@@ -10,14 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baselines import registry, specs
 from baselines.registry import policy_class
 from baselines.specs import PolicySpec, SpecError
-from dominoes_env import make_config
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, config_of, describe_table
+from dominoes_env.core.config import (
+    MAX_HANDS_PER_GAME,
+    GameConfig,
+    TableRuleOptions,
+    config_of,
+    describe_table,
+    table_of,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 # The default league: the hand-crafted policies of the original project's 10,000-game
 # league, 4 copies each. Learned policies in OPTIONAL_DEFAULT_POLICIES join it for the
@@ -43,27 +52,23 @@ class LeagueSpec:
     Attributes:
         policies: (policy, copies) in the order given; each copy is one league entry with
             its own ratings.
-        num_players: seats at each table.
-        highest_double: N of the double-N set.
+        game: the table (size and table rules); a league is one table and one rule set.
         hands_per_game: hands in one game (N+1 is a full game, engines N down to 0).
         seed: the root of every deal and every policy's random generator.
-        boneyard, cover_doubles, first_player: the table rules; a league is one rule set.
     """
 
     policies: tuple[tuple[PolicySpec, int], ...]
-    num_players: int
-    highest_double: int
+    game: GameConfig
     hands_per_game: int
     seed: int
-    boneyard: bool = False
-    cover_doubles: bool = False
-    first_player: str = "engine_holder"
 
     @property
-    def game(self) -> GameConfig:
-        """The table and its table rules."""
-        return make_config(self.num_players, self.highest_double, boneyard=self.boneyard,
-                           cover_doubles=self.cover_doubles, first_player=self.first_player)
+    def num_players(self) -> int:
+        return self.game.num_players
+
+    @property
+    def highest_double(self) -> int:
+        return self.game.highest_double
 
     @property
     def entries(self) -> tuple[PolicySpec, ...]:
@@ -100,12 +105,14 @@ class LeagueSpec:
                          for label, copies in data["policies"])
         highest = data["highest_double"] if "highest_double" in data else data["highest_dominoe"]
         rules = data.get("rules", {})  # files written before the table rules: the rule book's game
-        if not isinstance(rules, dict) or set(rules) - {"boneyard", "cover_doubles", "first_player"}:
-            raise ValueError(f"rules must be a JSON object of boneyard, cover_doubles and first_player, got {rules!r}")
-        config = make_config(data["num_players"], highest, **rules)
-        return cls(policies, config.num_players, config.highest_double,
-                   validation.integer("hands_per_game", data["hands_per_game"], 1, MAX_HANDS_PER_GAME),
-                   validation.integer("seed", data["seed"], 0, validation.SEED_LIMIT - 1), **config.rules())
+        if not isinstance(rules, dict):
+            raise ValueError(f"rules must be a JSON object of the table rules, got {rules!r}")
+        try:
+            config = table_of(data["num_players"], highest, rules)
+        except TypeError as error:  # a key that is no table rule
+            raise ValueError(f"rules: {error}") from None
+        hands = validation.integer("hands_per_game", data["hands_per_game"], 1, MAX_HANDS_PER_GAME)
+        return cls(policies, config, hands, validation.integer("seed", data["seed"], 0, validation.SEED_LIMIT - 1))
 
     def describe(self) -> str:
         """One line for table headings: the league and its configuration."""
@@ -127,9 +134,8 @@ def parse_policy_arguments(arguments: Iterable[str],
         raise LeagueError(str(error)) from None
 
 
-def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, highest_double: int = 9,
-              hands_per_game: int | None = None, seed: int = 0, *, boneyard: bool = False,
-              cover_doubles: bool = False, first_player: str = "engine_holder") -> LeagueSpec:
+def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int | GameConfig = 4, highest_double: int = 9,
+              hands_per_game: int | None = None, seed: int = 0, **table_rules: Unpack[TableRuleOptions]) -> LeagueSpec:
     """Validate a league and return its spec; `hands_per_game` None means a full game (N+1).
 
     Every policy is constructed once here, so an unknown name, a bad parameter or
@@ -139,8 +145,7 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
         LeagueError: what is wrong and what is allowed.
     """
     try:
-        config = make_config(num_players, highest_double, boneyard=boneyard, cover_doubles=cover_doubles,
-                             first_player=first_player)
+        config = table_of(num_players, highest_double, table_rules)
         hands = config.default_num_hands if hands_per_game is None else hands_per_game
         hands = validation.integer("hands per game", hands, 1, MAX_HANDS_PER_GAME)
         seed = validation.integer("the seed", seed, 0, validation.SEED_LIMIT - 1)
@@ -148,7 +153,7 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int = 4, 
         raise LeagueError(str(error)) from None
     if not policies:
         raise LeagueError("a league needs at least one policy")
-    spec = LeagueSpec(tuple(policies), config.num_players, config.highest_double, hands, seed, **config.rules())
+    spec = LeagueSpec(tuple(policies), config, hands, seed)
     if len(spec.entries) < spec.num_players:
         raise LeagueError(f"{spec.num_players} seats need at least {spec.num_players} league entries, "
                           f"got {len(spec.entries)}; add copies with NAME:COPIES")

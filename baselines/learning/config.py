@@ -15,24 +15,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from baselines.learning import options
 from baselines.learning.options import SELF_PLAY, Option, option
-from dominoes_env.core.config import (
-    FIRST_PLAYERS,
-    MAX_HIGHEST,
-    MAX_PLAYERS,
-    MIN_HIGHEST,
-    MIN_PLAYERS,
-    GameConfig,
-    make_config,
-)
+from dominoes_env.core.config import GameConfig, TableRules, make_config
 
 Config = TypeVar("Config", bound="LearnerConfig")
+#: The table's fields as a file holds them (flat, as before the table was one value)
+TABLE_FIELDS = ("num_players", "highest_double", *TableRules.__annotations__)
 
 CURRICULUM = option("--curriculum", "stages in order as OPPONENT:SHARE of --hands, comma-separated; 'self' is "
                     "self-play, 'a+b' alternates opponent kinds over the tables", options.curriculum,
@@ -54,22 +48,10 @@ class LearnerConfig:
             field, the value and what is allowed).
     """
 
-    num_players: int = field(default=4, metadata=option(
-        "--players", f"number of players ({MIN_PLAYERS}-{MAX_PLAYERS})", options.players, options.number))
-    """Seats at the table (2-8)."""
-    highest_double: int = field(default=9, metadata=option(
-        "--highest", f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST})", options.highest,
-        options.number))
-    """N of the double-N set (6-18)."""
-    boneyard: bool = field(default=False, metadata=option(
-        "--boneyard", "the boneyard table rule", options.flag, options.switch, switch=True))
-    """The boneyard table rule (``make_config(..., boneyard=True)``): the learner plays that game."""
-    cover_doubles: bool = field(default=False, metadata=option(
-        "--cover-doubles", "the cover-doubles table rule", options.flag, options.switch, switch=True))
-    """The cover-doubles table rule (``make_config(..., cover_doubles=True)``)."""
-    first_player: str = field(default="engine_holder", metadata=option(
-        "--first-player", f"who moves first: {' or '.join(FIRST_PLAYERS)}", options.first_player, str.strip))
-    """Who moves first: the engine's holder (the rule book) or the player after it."""
+    game: GameConfig = field(default_factory=lambda: make_config(4, 9))
+    """The table it learns: size and table rules (``--players``, ``--highest``, ``--boneyard``,
+    ``--cover-doubles``, ``--first-player``: the options every ``dominoes`` command shares,
+    :func:`baselines.options.add_table_options`). Files hold it as flat fields (:meth:`to_dict`)."""
     hands: int = field(default=20_000, metadata=HANDS)
     """Hands to learn from, over all curriculum stages (at most 10**9)."""
     curriculum: tuple[tuple[str, float], ...] = field(
@@ -94,19 +76,23 @@ class LearnerConfig:
     the shared harness, :func:`baselines.evaluate.evaluate`)."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.game, GameConfig):
+            raise ValueError(f"game must be a GameConfig (dominoes_env.make_config(...)), got {self.game!r}")
         for spec in fields(self):
-            checked = spec.metadata["option"].check(spec.name, getattr(self, spec.name))
-            object.__setattr__(self, spec.name, checked)  # normalised: np.int64(4) -> 4, lists -> tuples
-        _ = self.game  # the set must deal every seat a tile
+            if "option" in spec.metadata:
+                checked = spec.metadata["option"].check(spec.name, getattr(self, spec.name))
+                object.__setattr__(self, spec.name, checked)  # normalised: np.int64(4) -> 4, lists -> tuples
         if self.eval_hands < self.num_players:
             raise ValueError(f"eval_hands must be at least num_players ({self.num_players}: one hand in every "
                              f"seat), got {self.eval_hands}")
 
     @property
-    def game(self) -> GameConfig:
-        """The game it learns: the table size and the table rules."""
-        return make_config(self.num_players, self.highest_double, boneyard=self.boneyard,
-                           cover_doubles=self.cover_doubles, first_player=self.first_player)
+    def num_players(self) -> int:
+        return self.game.num_players
+
+    @property
+    def highest_double(self) -> int:
+        return self.game.highest_double
 
     def learners_per_table(self) -> int:
         """Seats that learn at a table in the widest stage (all of them in self-play)."""
@@ -141,8 +127,15 @@ class LearnerConfig:
         """
         options.check_opponents(self.opponent_names(), self.SPECIAL_STAGES)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as a file holds it: the table as flat fields (``num_players``,
+        ``highest_double`` and the table rules), then every other field."""
+        table = {"num_players": self.num_players, "highest_double": self.highest_double, **self.game.rules()}
+        rest = {spec.name: _plain(getattr(self, spec.name)) for spec in fields(self) if spec.name != "game"}
+        return {**table, **rest}
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_dict(cls: type[Config], values: Any) -> Config:
@@ -157,14 +150,16 @@ class LearnerConfig:
         if not isinstance(values, dict):
             # Bad file content, not a programming error: a ValueError like every other refusal.
             raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")
-        names = {spec.name for spec in fields(cls)}
+        names = {spec.name for spec in fields(cls) if spec.name != "game"} | set(TABLE_FIELDS)
         unknown = sorted(set(values) - names)
         if unknown:
             raise ValueError(f"unknown configuration field(s) {unknown}")
         missing = sorted(names - set(values) - set(cls.OPTIONAL_IN_FILES))
         if missing:
             raise ValueError(f"missing configuration field(s) {missing}")
-        config = cls(**values)
+        values = dict(values)
+        table = {name: values.pop(name) for name in TABLE_FIELDS if name in values}
+        config = cls(game=make_config(**table), **values)
         options.check_opponents(config.opponent_names(), cls.SPECIAL_STAGES, every_known=True)
         return config
 
@@ -179,9 +174,11 @@ class LearnerConfig:
 
     @classmethod
     def command_line_options(cls) -> Iterator[tuple[str, Option, Any]]:
-        """(field name, its option, its default) for every field, in declaration order."""
+        """(field name, its option, its default) for every field but the table (whose options every
+        command shares), in declaration order."""
         for spec in fields(cls):
-            yield spec.name, spec.metadata["option"], spec.default
+            if "option" in spec.metadata:
+                yield spec.name, spec.metadata["option"], spec.default
 
 
 ALPHA = option("--alpha", "initial step size, in (0, 1]", options.step_size, options.number)
@@ -217,3 +214,8 @@ class DecayingStepConfig(LearnerConfig):
         """The step size after `hands_done` hands of the run: halves every `alpha_half_life` hands, down
         to `alpha_floor`."""
         return max(self.alpha_floor, self.alpha * 0.5 ** (hands_done / self.alpha_half_life))
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON holds it (tuples as lists, nested too)."""
+    return [_plain(item) for item in value] if isinstance(value, tuple) else value

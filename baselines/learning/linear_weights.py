@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -129,7 +129,7 @@ def save_linear_weights(path: str | os.PathLike[str], weights: LinearWeights) ->
         ValueError: an `info` that is not JSON.
     """
     path = Path(path)
-    content = {"format": weights.format.name, "config": asdict(weights.config), "weights": weights.by_name(),
+    content = {"format": weights.format.name, "config": weights.config.to_dict(), "weights": weights.by_name(),
                "info": weights.info}
     try:
         text = json.dumps(content, indent=2, allow_nan=False) + "\n"

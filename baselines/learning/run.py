@@ -89,6 +89,4 @@ def evaluate_against(player: Policy, config: LearnerConfig, opponent: str, hands
     memory, so it never shares a row with a shipped copy of itself), the opponents' copies
     (pooled) ``result.policies[1]``.
     """
-    game = config.game
-    return evaluate([player] + [opponent] * (config.num_players - 1), hands, seed=seed,
-                    num_players=game.num_players, highest_double=game.highest_double, **game.rules())
+    return evaluate([player] + [opponent] * (config.num_players - 1), hands, seed=seed, num_players=config.game)

@@ -21,6 +21,7 @@ from baselines.learning.options import SELF_PLAY, option, parse_curriculum
 from baselines.td_lambda.architecture import Architecture
 from baselines.td_lambda.features import VARIANTS, input_size
 from dominoes_env.core import validation
+from dominoes_env.core.config import TableRules
 
 __all__ = ["SELF_PLAY", "TDLambdaConfig", "parse_curriculum"]
 
@@ -111,7 +112,7 @@ class TDLambdaConfig(LearnerConfig):
         return Architecture(input_size(self.game, self.variant), self.hidden_sizes)
 
     #: checkpoints written before the table rules (0.2.0) play the rule book's game
-    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = ("boneyard", "cover_doubles", "first_player")
+    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = tuple(TableRules.__annotations__)
 
     @classmethod
     def from_dict(cls, values: Any) -> TDLambdaConfig:

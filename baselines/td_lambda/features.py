@@ -42,9 +42,12 @@ _BASIC_FIELDS = ("hand", "played", "open_values", "markers", "passed_last", "han
 
 
 def rule_feature_size(config: GameConfig) -> int:
-    """Numbers the table rules add: the boneyard's size and "drew" (boneyard rule), which line
-    holds a double to cover (cover rule)."""
-    return (2 if config.boneyard else 0) + (config.num_players + 1 if config.cover_doubles else 0)
+    """Numbers the table rules add, read from the fields they add to the observation: the
+    boneyard's size and "drew" (two numbers for the boneyard's fields), and the line that
+    holds a double to cover (one per line)."""
+    fields = {field.name: field for field in observation_fields(config)}
+    cover = fields.get("double_to_cover")
+    return (2 if "boneyard" in fields else 0) + (int(np.prod(cover.shape)) if cover is not None else 0)
 
 
 def input_size(config: GameConfig, variant: str) -> int:

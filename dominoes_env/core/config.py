@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from dominoes_env.core import validation
 from dominoes_env.core.tiles import TileSet, tile_set
@@ -48,6 +49,16 @@ def boneyard_table() -> str:
 
 class TableRules(TypedDict):
     """The table rules as keyword arguments (of make_config, the envs, evaluate, the league)."""
+
+    boneyard: bool
+    cover_doubles: bool
+    first_player: str
+
+
+class TableRuleOptions(TypedDict, total=False):
+    """The table rules a view takes as keywords (``**table_rules``), each optional: the one typed
+    place where the views' signatures name them. A new table rule is added here and in
+    :class:`TableRules`, :class:`GameConfig` and :func:`make_config`."""
 
     boneyard: bool
     cover_doubles: bool
@@ -188,6 +199,28 @@ def make_config(num_players: int = 4, highest_double: int = 9, *, boneyard: bool
     return GameConfig(num_players, highest_double, validation.flag("boneyard", boneyard),
                       validation.flag("cover_doubles", cover_doubles),
                       validation.choice("first_player", first_player, FIRST_PLAYERS))
+
+
+def table_of(num_players: int | GameConfig, highest_double: int = 9,
+             table_rules: Mapping[str, Any] | None = None) -> GameConfig:
+    """The table a view's arguments give: a GameConfig as it is (its rules included), or
+    :func:`make_config` of the size and the `table_rules` keywords the view received.
+
+    Raises:
+        TypeError: a keyword that is no table rule (the message lists the rules), or rules given
+            both in a GameConfig and as keywords.
+        ValueError: a bad size or rule value.
+    """
+    rules = dict(table_rules or {})
+    unknown = sorted(set(rules) - set(TableRuleOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {unknown}; the table rules are "
+                        f"{sorted(TableRuleOptions.__annotations__)}")
+    if isinstance(num_players, GameConfig):
+        if rules:
+            raise TypeError("give the table rules in the GameConfig or as keywords, not both")
+        return num_players
+    return make_config(num_players, highest_double, **rules)
 
 
 def describe_table(config: GameConfig) -> str:
