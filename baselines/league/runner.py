@@ -182,8 +182,12 @@ def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, search
 
 
 def _init_worker() -> None:
-    """Leave Ctrl-C to the parent, which stops the pool."""
+    """Leave Ctrl-C to the parent, which stops the pool; and let the pool's SIGTERM (its
+    ``terminate()``) end a worker at once. A forked worker inherits the parent's Python handlers:
+    Ray's driver leaves one that raises SystemExit (even after ``ray.shutdown()``), and a worker
+    blocked on the pool's queue was seen to outlive it, holding the league for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _play_chunk(task: tuple[LeagueSpec, list[int], tuple[str, ...], bool]) -> list[PlayedGame]:
