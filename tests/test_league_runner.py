@@ -267,3 +267,15 @@ def test_a_failing_game_names_the_game_and_its_players(tmp_path, monkeypatch):
     with pytest.raises(LeagueError, match=r"game 0 of the league \(seats: \['league_test_.*illegal action 999"):
         run_league(SPEC, 3, tmp_path, workers=1)
     assert read_results(results_path(tmp_path)).records == ()
+
+
+def test_a_pool_worker_dies_on_sigterm_whatever_handler_the_parent_left():
+    """Ray's driver leaves a Python SIGTERM handler behind (it raises SystemExit); a forked worker
+    that inherits it and waits on the pool's queue lock, which terminate() holds, outlived the
+    pool's SIGTERM in a CI run and held the league for ever. A worker takes SIGTERM's default
+    action: checked in a child process whose parent handler swallows the signal."""
+    code = ("import os, signal, time; signal.signal(signal.SIGTERM, lambda *_: None)\n"
+            "from baselines.league.runner import _init_worker\n"
+            "_init_worker(); os.kill(os.getpid(), signal.SIGTERM); time.sleep(30); print('survived')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGTERM and "survived" not in done.stdout
