@@ -1,4 +1,4 @@
-"""Policies that play dominoes_env, their registry, and the evaluation harness.
+"""Players of dominoes_env and everything that runs them; this module is the package's face.
 
     >>> import baselines
     >>> policy = baselines.make_policy("greedy", num_players=4, highest_double=9, seed=0)
@@ -7,6 +7,13 @@
 
 Nothing here imports torch: learned policies register themselves only when their module
 (and its optional extra) is imported.
+
+The floor plan: :mod:`baselines.policies` (the interface, names and specs, the hand-crafted
+players), :mod:`baselines.harness` (the game loop and the evaluation), :mod:`baselines.cli`
+(the ``dominoes`` command), :mod:`baselines.league`, :mod:`baselines.learning` (what the
+learners share) and one package per learner (:mod:`baselines.td_lambda`,
+:mod:`baselines.linear_sarsa`, :mod:`baselines.lookahead`), :mod:`baselines.adapters`
+(RL libraries' models as policies), and the shipped weights in ``checkpoints/``.
 """
 
 from __future__ import annotations
@@ -15,15 +22,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from baselines.evaluate import evaluate
-    from baselines.policy import Policy
-    from baselines.registry import make_policy, policy_names, policy_parameters, register_policy
+    from baselines.harness.evaluate import evaluate
+    from baselines.policies.policy import Policy
+    from baselines.policies.registry import make_policy, policy_names, policy_parameters, register_policy
 
 #: Public names and their modules, imported on first use: ``dominoes`` (whose entry point lives in
 #: this package) starts without loading the engine, so Ctrl-C during its start-up is one line.
-_PUBLIC = {"Policy": "baselines.policy", "evaluate": "baselines.evaluate", "make_policy": "baselines.registry",
-           "policy_names": "baselines.registry", "policy_parameters": "baselines.registry",
-           "register_policy": "baselines.registry"}
+_PUBLIC = {"Policy": "baselines.policies.policy", "evaluate": "baselines.harness.evaluate",
+           "make_policy": "baselines.policies.registry", "policy_names": "baselines.policies.registry",
+           "policy_parameters": "baselines.policies.registry",
+           "register_policy": "baselines.policies.registry"}
 
 __all__ = ["Policy", "evaluate", "make_policy", "policy_names", "policy_parameters", "register_policy"]
 

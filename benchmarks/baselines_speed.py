@@ -1,6 +1,6 @@
 """Hands per second of each hand-crafted policy, one copy in every seat, through the bare env.
 
-Fixed seeds, one process, the shared game loop (:func:`baselines.play.play_game`), so the
+Fixed seeds, one process, the shared game loop (:func:`baselines.harness.play.play_game`), so the
 figures include the env's observation and mask for every decision. Each figure is the
 best of `--repeats` runs over the same hands, timed by this process's CPU time (the code
 is single-threaded, and on a shared machine CPU time is far less disturbed by other users
@@ -20,9 +20,9 @@ import time
 import numpy as np
 
 import dominoes_env
-from baselines.chain_search import best_chain
-from baselines.play import play_game
-from baselines.registry import make_policy
+from baselines.harness.play import play_game
+from baselines.policies.chain_search import best_chain
+from baselines.policies.registry import make_policy
 from dominoes_env.core import HandState, make_config
 
 POLICIES = ("random", "greedy", "stupid", "double", "best_line", "persistent_line")

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import dominoes_env
-from baselines.registry import make_policy
+from baselines.policies.registry import make_policy
 from dominoes_env.core.hidden import HandKnowledge, KnowledgeTracker, sample_deals, sampled_states
 
 TABLES = ((4, 9), (8, 12))

@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 import dominoes_env
-from baselines.registry import make_policy
-from baselines.specs import parse
+from baselines.policies.registry import make_policy
+from baselines.policies.specs import parse
 
 SETTINGS = ("lookahead", "lookahead(samples=32)", "lookahead(depth=2)", "lookahead(evaluation='td_lambda')",
             "lookahead(evaluation='td_lambda', samples=32, depth=2)")

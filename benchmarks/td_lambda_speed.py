@@ -6,7 +6,7 @@ fresh network against each opponent kind ("self" = four learners at the table); 
 counts once whatever the number of learners at it. Acting: the batched greedy player
 (``td_lambda.play_hands`` without traces: the training tables' forward pass, torch) and the
 ``td_lambda`` policy (numpy) through the environment one decision at a time
-(``baselines.play.play_game``, what the harness, training's evaluations and the league
+(``baselines.harness.play.play_game``, what the harness, training's evaluations and the league
 use), both against three random players. Last, the time of one decision of the shipped
 checkpoint's policy (``TDLambdaPolicy.act``) on recorded positions with more than one
 legal move. The reference learned at about 5 hands/s (basic) and 0.5 hands/s (line
@@ -24,8 +24,8 @@ import numpy as np
 
 import dominoes_env
 from baselines import td_lambda
-from baselines.play import play_game
-from baselines.registry import make_policy
+from baselines.harness.play import play_game
+from baselines.policies.registry import make_policy
 
 REFERENCE_HANDS_PER_S = {"basic": 5.0, "line": 0.5}
 TARGET_RATIO = 50.0

@@ -29,13 +29,13 @@ import numpy as np
 from env_throughput import aec_steps
 
 import dominoes_env
-from baselines.handcrafted import random_legal_actions as batched_random_legal_actions
+from baselines.policies.handcrafted import random_legal_actions as batched_random_legal_actions
 from dominoes_env.vector import VectorDominoes
 
 
 def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of (B, A) masks, in numpy: the random policy's
-    batched pick (:func:`baselines.handcrafted.random_legal_actions`, about 1 ms at B=4096), or,
+    batched pick (:func:`baselines.policies.handcrafted.random_legal_actions`, about 1 ms at B=4096), or,
     for one game, the scalar anchor's own pick (a slice keeps it an array, for free)."""
     if masks.shape[0] == 1:
         legal = masks[0].nonzero()[0]

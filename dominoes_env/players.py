@@ -25,7 +25,7 @@ from dominoes_env.core.config import GameConfig, describe_table
 MAX_COPIES = 100_000
 #: The entry-point group of the package that turns policy names into players. The env knows
 #: no policy registry: ``baselines`` (this distribution) registers one there
-#: (:func:`baselines.registry.resolve_players`), and any installed package may.
+#: (:func:`baselines.policies.registry.resolve_players`), and any installed package may.
 NAME_RESOLVERS = "dominoes_env.player_names"
 
 

@@ -41,7 +41,7 @@ ILLEGAL_ACTION_MODES = ("penalize", "raise")
 
 #: An opponent: a policy spec (``"random"``, ``"best_line(max_line_length=6)"``,
 #: ``"td_lambda@run.safetensors"``; names are resolved by an installed package,
-#: :data:`dominoes_env.players.NAME_RESOLVERS`), a ``baselines.specs.PolicySpec``, a factory
+#: :data:`dominoes_env.players.NAME_RESOLVERS`), a ``baselines.policies.specs.PolicySpec``, a factory
 #: with ``make(config, seed)`` (:class:`~dominoes_env.players.PlayerFactory`), or a ready
 #: object with ``act(observation, action_mask)`` and ``reset()`` (a ``baselines.Policy``).
 Opponent = Any

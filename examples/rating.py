@@ -3,7 +3,7 @@ then a table against the shipped baselines. Shared by the library examples, so e
 measures the same thing the same way; :class:`SavedRun` and :class:`LoggedRun` are what an
 example's run leaves (its files, its training log) for the tests to read.
 
-The gain is measured by two calls of :func:`baselines.evaluate` with the same seed, which play
+The gain is measured by two calls of :func:`baselines.harness.evaluate` with the same seed, which play
 the same deals under every seat rotation whatever the policies:
 
 - ``evaluate([agent, "random", "random", "random"])``: the agent's pips per hand, in each seat
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from baselines import Policy, evaluate
-from baselines.evaluate import EvaluationResult
-from baselines.statistics import ci95_half_width
+from baselines.harness.evaluate import EvaluationResult
+from baselines.harness.statistics import ci95_half_width
 
 #: The shipped hand-crafted baselines of the mixed table, strongest first.
 BASELINES = ("persistent_line", "double", "greedy")

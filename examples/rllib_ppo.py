@@ -54,7 +54,7 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 
 import dominoes_env
 from baselines.adapters import FunctionPolicy
-from baselines.options import count
+from baselines.cli.options import count
 
 NUM_PLAYERS, HIGHEST_DOUBLE = 4, 9  # the table examples/rating.py rates on
 POLICY = "shared"  # the one policy every seat maps to

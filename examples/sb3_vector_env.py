@@ -33,7 +33,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 from baselines import make_policy
 from baselines.adapters.sb3_vec_env import SB3VecEnv
-from baselines.options import count
+from baselines.cli.options import count
 from dominoes_env import SingleAgentVectorEnv
 
 

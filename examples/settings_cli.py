@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 from typing import Any, TypeVar
 
-from baselines.options import count
+from baselines.cli.options import count
 
 Settings = TypeVar("Settings")
 

@@ -52,7 +52,7 @@ from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
 from baselines import Policy, make_policy
-from baselines.policy import SeedLike
+from baselines.policies.policy import SeedLike
 from dominoes_env import SingleAgentEnv, make_config
 from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.observation import observation_layout

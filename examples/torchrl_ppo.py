@@ -52,7 +52,7 @@ from torchrl.objectives.value import GAE
 
 import dominoes_env
 from baselines.adapters import FunctionPolicy
-from baselines.options import count
+from baselines.cli.options import count
 
 NUM_PLAYERS, HIGHEST_DOUBLE = 4, 9  # the table examples/rating.py rates on
 GROUP = "players"  # the one TorchRL group holding every seat

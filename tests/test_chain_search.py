@@ -1,6 +1,6 @@
 """The chain search of best_line/persistent_line: values by hand, and exactness against brute force.
 
-The brute force below is written independently of :mod:`baselines.chain_search`: it lists
+The brute force below is written independently of :mod:`baselines.policies.chain_search`: it lists
 every maximal chain (one that cannot be extended, or has max_line_length tiles) by plain
 recursion, values each with the formula of docs/baselines.md as written there (with the decided
 exponent 0 for a leading double, and exponent 1 for the empty chain), and takes the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from baselines.chain_search import Chain, best_chain, chain_value
+from baselines.policies.chain_search import Chain, best_chain, chain_value
 from dominoes_env.core import tile_set
 
 

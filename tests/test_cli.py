@@ -10,7 +10,7 @@ import pytest
 import dominoes_env
 from baselines import make_policy
 from baselines.cli import main as dominoes
-from baselines.play import play_game
+from baselines.harness.play import play_game
 
 
 def test_demo_plays_a_seeded_hand_and_prints_the_scores(capsys):

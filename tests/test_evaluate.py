@@ -10,11 +10,11 @@ import pytest
 
 from baselines import evaluate, make_policy
 from baselines.cli import main as dominoes
-from baselines.evaluate import MAX_HANDS
-from baselines.handcrafted import BestLinePolicy, GreedyPolicy
-from baselines.seating import deals_needed, fair_tables, rotate
-from baselines.specs import PolicySpec, parse
-from baselines.statistics import t_quantile_975
+from baselines.harness.evaluate import MAX_HANDS
+from baselines.harness.seating import deals_needed, fair_tables, rotate
+from baselines.harness.statistics import t_quantile_975
+from baselines.policies.handcrafted import BestLinePolicy, GreedyPolicy
+from baselines.policies.specs import PolicySpec, parse
 
 FOUR = ["greedy", "random", "double", "stupid"]
 

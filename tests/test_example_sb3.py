@@ -33,7 +33,7 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
     assert model.is_file()
     out = run.stdout
     assert f"trained {STEPS:,} steps" in out
-    # The rating loads the saved file (as maskable_ppo@FILE) and plays it through baselines.evaluate, whose
+    # The rating loads the saved file (as maskable_ppo@FILE) and plays it through baselines.harness.evaluate, whose
     # env raises on any illegal move: two finished tables mean every move was legal.
     assert out.count(f"| maskable_ppo@{model} | {EVAL_HANDS} |") == 2, out  # its rows of the two tables
     for baseline in ("persistent_line", "double", "greedy"):

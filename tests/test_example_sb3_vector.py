@@ -27,7 +27,7 @@ def test_the_example_trains_on_the_vector_env_and_beats_random_players(tmp_path)
                           "--eval-hands", str(EVAL_HANDS)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert model.is_file() and f"trained {STEPS:,} steps on 64 games" in run.stdout
-    # the rating plays the saved file through baselines.evaluate, whose env raises on an illegal move
+    # the rating plays the saved file through baselines.harness.evaluate, whose env raises on an illegal move
     for table in ("against three random players", "against the baselines"):
         assert f"## maskable_ppo@{model} {table}" in run.stdout, run.stdout
     gain = printed_gain(run.stdout)

@@ -32,7 +32,7 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
     out = run.stdout
     assert f"trained {STEPS:,} steps" in out
     # The rating plays the Q-network loaded back from the file through FunctionPolicy, which refuses an
-    # action outside the mask, and baselines.evaluate, whose env raises on any illegal move: two finished
+    # action outside the mask, and baselines.harness.evaluate, whose env raises on any illegal move: two finished
     # tables mean every move was legal.
     assert out.count(f"| tianshou_dqn.TianshouDQNPolicy@{saved} | {EVAL_HANDS} |") == 2, out  # the two tables
     for baseline in ("persistent_line", "double", "greedy"):

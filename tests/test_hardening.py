@@ -210,7 +210,7 @@ import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 from baselines import linear_sarsa, td_lambda
 from baselines.league.results import read_results
-from baselines.registry import make_policy
+from baselines.policies.registry import make_policy
 from dominoes_env.records import read_record
 
 path = sys.argv[1]
@@ -280,7 +280,7 @@ def test_a_results_line_that_turns_a_seat_out_into_a_blocked_hand_is_refused(tmp
 
 def test_a_blocked_hand_of_the_engine_zero_hand_has_no_seat_on_zero(tmp_path):
     from baselines.league.spec import LeagueSpec
-    from baselines.specs import PolicySpec
+    from baselines.policies.specs import PolicySpec
 
     spec = LeagueSpec(((PolicySpec("random"), 3),), dominoes_env.make_config(3, 6), 7, 11)  # the 7th engine is (0|0)
     record = json.loads(fake_record(spec, 0).to_line())
@@ -441,7 +441,7 @@ def test_gymnasium_makes_the_env_in_a_fresh_interpreter_and_the_readme_says_how(
 @pytest.mark.parametrize("text", ["td_lambda@/tmp/a\x1b[31mb", "td_lambda@/tmp/a\nb", "linear_sarsa@w\tx.json"])
 def test_a_policy_spec_with_control_characters_is_refused_so_no_label_reaches_a_terminal_raw(text):
     """Labels are printed in ratings tables and kept in records and results headers."""
-    from baselines.specs import SpecError, parse
+    from baselines.policies.specs import SpecError, parse
 
     with pytest.raises(SpecError, match="a spec is printable text"):
         parse(text)

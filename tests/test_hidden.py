@@ -12,7 +12,7 @@ from scipy.stats import chisquare
 from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
-from baselines.registry import make_policy
+from baselines.policies.registry import make_policy
 from dominoes_env.core import rules
 from dominoes_env.core.hidden import (
     BONEYARD,

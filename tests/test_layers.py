@@ -86,8 +86,8 @@ def _cycles() -> list[list[str]]:
 
 def test_the_graph_sees_the_imports_it_must():
     """The checks below mean something only if the graph holds the edges the code has."""
-    assert "baselines.policy" in GRAPH["baselines.registry"]
-    assert "dominoes_env.core.validation" in GRAPH["baselines.specs"]
+    assert "baselines.policies.policy" in GRAPH["baselines.policies.registry"]
+    assert "dominoes_env.core.validation" in GRAPH["baselines.policies.specs"]
     assert "baselines.td_lambda.policy" in GRAPH["baselines.td_lambda.tables"]
 
 
@@ -185,3 +185,12 @@ def test_a_table_rule_is_spelled_in_few_modules_above_the_core():
     spelling = sorted(module for module, path in MODULES.items()
                       if not module.startswith("dominoes_env.core") and "cover_doubles" in path.read_text())
     assert len(spelling) <= 4, spelling
+
+
+def test_baselines_has_a_floor_plan():
+    """Its top level is its face; everything else lives in a subpackage that says what it holds."""
+    top = sorted(path.name for path in (ROOT / "baselines").glob("*.py"))
+    assert top == ["__init__.py"]
+    for package in (path for path in (ROOT / "baselines").iterdir() if (path / "__init__.py").exists()):
+        docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
+        assert docstring and len(docstring) > 80, f"baselines/{package.name} says nothing of what lives there"

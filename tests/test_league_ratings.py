@@ -8,7 +8,7 @@ import pytest
 from baselines.league.ratings import elo_changes, elo_history, hand_wins, openskill_history, rate
 from baselines.league.results import GameRecord
 from baselines.league.spec import LeagueSpec
-from baselines.specs import PolicySpec
+from baselines.policies.specs import PolicySpec
 from dominoes_env import make_config
 
 

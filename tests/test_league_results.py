@@ -17,7 +17,7 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
-from baselines.specs import PolicySpec
+from baselines.policies.specs import PolicySpec
 from dominoes_env import make_config
 
 SPEC = LeagueSpec(((PolicySpec("random"), 3), (PolicySpec("greedy"), 2)), make_config(3, 6), 2, 11)
@@ -290,7 +290,7 @@ def test_the_default_league_is_the_original_one_plus_the_learned_players():
 
 
 def test_a_default_league_whose_td_player_fails_to_load_stops_loudly(monkeypatch):
-    from baselines.registry import policy_class
+    from baselines.policies.registry import policy_class
 
     cls = policy_class("td_lambda")
 

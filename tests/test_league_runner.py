@@ -16,8 +16,8 @@ from baselines.league.ratings import rate
 from baselines.league.results import read_results, results_path
 from baselines.league.runner import run_league
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
-from baselines.policy import Policy
-from baselines.registry import policy_names, register_policy
+from baselines.policies.policy import Policy
+from baselines.policies.registry import policy_names, register_policy
 
 
 @register_policy("league_test_heaviest")

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from baselines import linear_sarsa
-from baselines import train as train_command
 from baselines.cli import main as dominoes
-from baselines.evaluate import evaluate
+from baselines.cli import train as train_command
+from baselines.harness.evaluate import evaluate
 from baselines.learning.run import EVALUATION_SEED
 from baselines.linear_sarsa import FEATURES, LinearSarsaConfig, LinearSarsaPolicy, MoveFeatures, Sarsa, Weights
-from baselines.registry import make_policy
+from baselines.policies.registry import make_policy
 from dominoes_env import make_config
 from dominoes_env.core import HandState, Observer
 

@@ -9,13 +9,13 @@ import pytest
 from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
-from baselines.evaluate import evaluate
+from baselines.harness.evaluate import evaluate
 from baselines.lookahead.config import LookaheadConfig
 from baselines.lookahead.features import FEATURE_NAMES, NUM_FEATURES, features_of_states
 from baselines.lookahead.policy import LookaheadPolicy
 from baselines.lookahead.search import first_minimum_per_run, others_move
 from baselines.lookahead.weights import LookaheadWeights
-from baselines.registry import make_policy
+from baselines.policies.registry import make_policy
 from dominoes_env import HandState, make_config
 from dominoes_env.core import rules
 

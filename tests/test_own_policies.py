@@ -9,13 +9,14 @@ import textwrap
 import numpy as np
 import pytest
 
-from baselines import evaluate, registry
+from baselines import evaluate
 from baselines.adapters import FunctionPolicy
 from baselines.cli import main as dominoes
 from baselines.league import read_results, run_league
 from baselines.league import runner as league_runner
 from baselines.league.results import results_path
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
+from baselines.policies import registry
 
 USER_MODULE = textwrap.dedent('''
     import numpy as np

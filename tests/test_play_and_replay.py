@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from baselines import human
 from baselines.cli import main as dominoes
+from baselines.cli import play as human
 from baselines.league import make_spec, parse_policy_arguments, read_results, run_league
 from baselines.league.results import results_path
 from baselines.league.runner import game_record_path
-from baselines.specs import PolicySpec
+from baselines.policies.specs import PolicySpec
 from dominoes_env import make_config
 from dominoes_env.records import read_record, replay
 
@@ -209,7 +209,7 @@ def test_replay_refuses_a_damaged_record_in_one_line(record_file, capsys):
 
 def test_replay_refuses_outputs_it_cannot_write_before_drawing(record_file, tmp_path, capsys, monkeypatch):
     drawn = []
-    monkeypatch.setattr("baselines.replay.read_record", lambda path: drawn.append(path))  # must not be reached
+    monkeypatch.setattr("baselines.cli.replay.read_record", lambda path: drawn.append(path))  # must not be reached
     a_file = tmp_path / "a_file"
     a_file.write_text("")
     for arguments, message in ((["--gif", str(tmp_path / "missing" / "x.gif")], "--gif "),

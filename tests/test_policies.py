@@ -12,8 +12,8 @@ import pytest
 
 import dominoes_env
 from baselines import make_policy, policy_names, policy_parameters
-from baselines.handcrafted import PersistentLinePolicy
-from baselines.play import play_game
+from baselines.harness.play import play_game
+from baselines.policies.handcrafted import PersistentLinePolicy
 from dominoes_env.core import HandState, Observer, make_config
 
 HANDCRAFTED = ("random", "greedy", "stupid", "double", "best_line", "persistent_line")
@@ -307,7 +307,7 @@ def test_persistent_line_without_reset_does_not_keep_a_chain_from_another_hand()
 
 
 def test_play_game_refuses_an_env_that_penalizes_instead_of_raising():
-    from baselines.play import play_game
+    from baselines.harness.play import play_game
 
     env = dominoes_env.raw_env(4, 9, illegal_action="penalize")
     with pytest.raises(ValueError, match="illegal_action='raise'"):

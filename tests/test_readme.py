@@ -20,7 +20,7 @@ def test_the_readme_has_python_examples():
 @pytest.fixture
 def registry_restored():
     """A snippet may register a policy of its own; the registry is put back afterwards."""
-    from baselines import registry as policy
+    from baselines.policies import registry as policy
 
     policy.policy_names()  # the built-in policies are registered before the registry is saved
     saved = dict(policy._REGISTRY)

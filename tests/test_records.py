@@ -11,7 +11,7 @@ import pytest
 
 import dominoes_env
 from baselines import make_policy
-from baselines.play import play_game
+from baselines.harness.play import play_game
 from dominoes_env.core import HandState, make_config
 from dominoes_env.records import (
     GameRecorder,

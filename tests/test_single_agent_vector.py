@@ -10,8 +10,8 @@ from gymnasium.wrappers.vector import DictInfoToList, RecordEpisodeStatistics
 from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
-from baselines.handcrafted import random_legal_actions
-from baselines.policy import Policy
+from baselines.policies.handcrafted import random_legal_actions
+from baselines.policies.policy import Policy
 from dominoes_env import IllegalActionError, SingleAgentEnv, SingleAgentVectorEnv
 
 
@@ -91,7 +91,7 @@ def test_under_every_table_rule(rules):
 def test_td_lambda_acts_on_a_batch_as_it_acts_alone_up_to_float_rounding():
     """The batched forward pass may round differently from one decision's: a different move only
     between two whose predicted values are equal to float precision."""
-    from baselines.registry import make_policy
+    from baselines.policies.registry import make_policy
     from baselines.td_lambda.policy import predicted_final_pips
     from dominoes_env.core.afterstate import afterstate
 

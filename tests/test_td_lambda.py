@@ -20,10 +20,10 @@ from test_td_lambda_files import TINY, refused_in_one_line, tiny_checkpoint  # n
 
 import dominoes_env  # noqa: E402
 from baselines import td_lambda  # noqa: E402
-from baselines import train as train_command  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
-from baselines.evaluate import evaluate  # noqa: E402
-from baselines.registry import make_policy  # noqa: E402
+from baselines.cli import train as train_command  # noqa: E402
+from baselines.harness.evaluate import evaluate  # noqa: E402
+from baselines.policies.registry import make_policy  # noqa: E402
 from baselines.td_lambda.features import input_size  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
 
@@ -296,7 +296,7 @@ def test_every_public_name_resolves_and_the_training_ones_load_on_first_use():
     for name in td_lambda.__all__:
         assert getattr(td_lambda, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'evaluate'"):
-        td_lambda.evaluate  # noqa: B018 (the private harness is gone: training uses baselines.evaluate)
+        td_lambda.evaluate  # noqa: B018 (the private harness is gone: training uses baselines.harness.evaluate)
 
 
 # --------------------------------------------------------------------------- the command line

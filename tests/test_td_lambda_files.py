@@ -24,10 +24,10 @@ from safetensors.numpy import save_file  # noqa: E402
 
 import dominoes_env  # noqa: E402
 from baselines import td_lambda  # noqa: E402
-from baselines import train as train_command  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
-from baselines.play import play_game  # noqa: E402
-from baselines.registry import make_policy  # noqa: E402
+from baselines.cli import train as train_command  # noqa: E402
+from baselines.harness.play import play_game  # noqa: E402
+from baselines.policies.registry import make_policy  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core.observation import observation_fields  # noqa: E402
 
@@ -129,7 +129,7 @@ def test_curriculum_shares_split_the_hands_exactly():
 
 
 def test_line_features_hold_the_exact_best_chain_of_the_after_state():
-    from baselines.chain_search import best_chain
+    from baselines.policies.chain_search import best_chain
     config = replace(TINY, variant="line")
     features = td_lambda.make_features(config)
     game = config.game
@@ -354,8 +354,8 @@ import sys
 sys.modules["torch"] = None  # any `import torch` now fails
 import baselines.td_lambda
 import dominoes_env
-from baselines.play import play_game
-from baselines.registry import make_policy
+from baselines.harness.play import play_game
+from baselines.policies.registry import make_policy
 policies = [make_policy("td_lambda", seed=0)] + [make_policy("random", seed=seat) for seat in range(3)]
 result = play_game(dominoes_env.raw_env(4, 9), policies, seed=0)
 assert result.hand_scores.shape == (1, 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from baselines.threads import one_blas_thread
+from baselines.harness.threads import one_blas_thread
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 

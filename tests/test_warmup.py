@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from baselines import warmup
-from baselines.specs import PolicySpec
+from baselines.harness import warmup
+from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config
 
 KERNELS = "rules.apply_action, rules.fill_legal_mask, observation.write_observation, search_best_chain"
@@ -15,9 +15,9 @@ KERNELS = "rules.apply_action, rules.fill_legal_mask, observation.write_observat
 def test_warm_up_readies_what_the_policies_run():
     """In a fresh process (this session has long compiled them): nothing is ready before, all after."""
     code = f"""
-from baselines import warmup
-from baselines.chain_search import search_best_chain
-from baselines.specs import PolicySpec
+from baselines.harness import warmup
+from baselines.policies.chain_search import search_best_chain
+from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config, observation, rules
 kernels = ({KERNELS})
 before = [bool(kernel.signatures) for kernel in kernels]

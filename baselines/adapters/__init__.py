@@ -1,5 +1,5 @@
 """Adapters between the project and other libraries: a trained model as a
-:class:`~baselines.policy.Policy` (so a user's agent plays in ``dominoes evaluate`` and the
+:class:`~baselines.policies.policy.Policy` (so a user's agent plays in ``dominoes evaluate`` and the
 league beside the shipped baselines), and the batched env as a library's env.
 
 - :class:`FunctionPolicy`: any ``predict(observation, action_mask) -> action`` function.
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.policy import Policy, SeedLike
+from baselines.policies.policy import Policy, SeedLike
 from dominoes_env.core.config import GameConfig
 
 Predict = Callable[[np.ndarray, np.ndarray], Any]

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from baselines.learning.files import file_version
-from baselines.policy import BatchPolicy, SeedLike
-from baselines.registry import register_policy
+from baselines.policies.policy import BatchPolicy, SeedLike
+from baselines.policies.registry import register_policy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout

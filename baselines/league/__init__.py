@@ -18,7 +18,7 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
-from baselines.specs import PolicySpec
+from baselines.policies.specs import PolicySpec
 
 __all__ = [
     "DEFAULT_POLICIES", "GameRecord", "LeagueError", "LeagueRatings", "LeagueSpec", "PolicyRating", "PolicySpec",

@@ -14,7 +14,8 @@ import shlex
 import sys
 import time
 
-from baselines import options
+from baselines.cli import options
+from baselines.harness.warmup import warm_up
 from baselines.league.ratings import rate
 from baselines.league.report import text_table, write_report
 from baselines.league.results import GameRecord, check_out_directory, read_results, results_path
@@ -39,7 +40,6 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
-from baselines.warmup import warm_up
 from dominoes_env.core.config import MAX_HANDS_PER_GAME
 from dominoes_env.files import FileRefused
 

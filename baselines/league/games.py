@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import dominoes_env
-from baselines import registry
+from baselines.harness.play import play_game
+from baselines.harness.threads import single_threaded_torch
 from baselines.league.results import GameRecord
 from baselines.league.schedule import plan_game
 from baselines.league.spec import LeagueError, LeagueSpec
-from baselines.play import play_game
-from baselines.threads import single_threaded_torch
+from baselines.policies import registry
 from dominoes_env.records import RecordedGame, RecordGames
 
 

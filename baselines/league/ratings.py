@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from baselines.harness.outcomes import hand_win_shares
 from baselines.league.results import GameRecord
 from baselines.league.spec import LeagueSpec
-from baselines.outcomes import hand_win_shares
 
 ELO_K = 32.0
 ELO_START = 1500.0

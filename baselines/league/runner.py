@@ -30,7 +30,7 @@ from pathlib import Path
 from baselines.league.games import PlayedGame, play_games
 from baselines.league.results import GameRecord, open_results, results_path
 from baselines.league.spec import MAX_GAMES, LeagueError, LeagueSpec
-from baselines.registry import importable_current_directory
+from baselines.policies.registry import importable_current_directory
 from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.records import write_record

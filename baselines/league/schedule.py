@@ -15,8 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from baselines.harness.seating import rotate
 from baselines.league.spec import LeagueSpec
-from baselines.seating import rotate
 
 _SEED_BOUND = 2**63  # seeds are drawn below this, so they fit a signed 64-bit integer
 

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baselines import registry, specs
-from baselines.registry import policy_class
-from baselines.specs import PolicySpec, SpecError
+from baselines.policies import registry, specs
+from baselines.policies.registry import policy_class
+from baselines.policies.specs import PolicySpec, SpecError
 from dominoes_env.core import validation
 from dominoes_env.core.config import (
     MAX_HANDS_PER_GAME,
@@ -123,7 +123,7 @@ class LeagueSpec:
 def parse_policy_arguments(arguments: Iterable[str],
                            default_copies: int = DEFAULT_COPIES) -> tuple[tuple[PolicySpec, int], ...]:
     """Parse policy specs (``NAME[(KEY=VALUE,...)][@CHECKPOINT][:COPIES]``, the grammar of
-    :mod:`baselines.specs`; copies default to `default_copies`).
+    :mod:`baselines.policies.specs`; copies default to `default_copies`).
 
     Raises:
         LeagueError: a malformed argument, a policy named twice, or copies out of range.
@@ -166,7 +166,7 @@ def make_spec(policies: Sequence[tuple[PolicySpec, int]], num_players: int | Gam
 
 
 def check_policy(spec: PolicySpec, config: GameConfig) -> None:
-    """Construct `spec` once (:func:`baselines.registry.check`), as a LeagueError that names the policy."""
+    """Construct `spec` once (:func:`baselines.policies.registry.check`), as a LeagueError that names the policy."""
     try:
         registry.check(spec, config)
     except ValueError as error:

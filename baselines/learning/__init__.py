@@ -10,5 +10,5 @@ training tables on the batched engine, and the run's schedule, reports and evalu
   the shared harness.
 
 Each learner (:mod:`baselines.td_lambda`, :mod:`baselines.linear_sarsa`) is a package of
-its own built on these; ``dominoes train LEARNER`` (:mod:`baselines.train`) runs any of them.
+its own built on these; ``dominoes train LEARNER`` (:mod:`baselines.cli.train`) runs any of them.
 """

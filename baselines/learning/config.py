@@ -51,7 +51,7 @@ class LearnerConfig:
     game: GameConfig = field(default_factory=lambda: make_config(4, 9))
     """The table it learns: size and table rules (``--players``, ``--highest``, ``--boneyard``,
     ``--cover-doubles``, ``--first-player``: the options every ``dominoes`` command shares,
-    :func:`baselines.options.add_table_options`). Files hold it as flat fields (:meth:`to_dict`)."""
+    :func:`baselines.cli.options.add_table_options`). Files hold it as flat fields (:meth:`to_dict`)."""
     hands: int = field(default=20_000, metadata=HANDS)
     """Hands to learn from, over all curriculum stages (at most 10**9)."""
     curriculum: tuple[tuple[str, float], ...] = field(
@@ -73,7 +73,7 @@ class LearnerConfig:
     seat rotations of its deals)."""
     eval_opponents: tuple[str, ...] = field(default=("random", "double", "persistent_line"), metadata=EVAL_OPPONENTS)
     """Fixed opponents of the periodic evaluation (copies in every other seat, seats rotated by
-    the shared harness, :func:`baselines.evaluate.evaluate`)."""
+    the shared harness, :func:`baselines.harness.evaluate.evaluate`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.game, GameConfig):

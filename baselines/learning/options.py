@@ -3,7 +3,7 @@
 Every field of a learner's configuration (:class:`~baselines.learning.config.LearnerConfig`
 and its subclasses) carries an :class:`Option` in its metadata: the flag, a help line, how
 to check a value, how to read it from text and write it back. ``dominoes train LEARNER``
-derives its options from the dataclass (:mod:`baselines.train`) instead of declaring them
+derives its options from the dataclass (:mod:`baselines.cli.train`) instead of declaring them
 again. The checks use :mod:`dominoes_env.core.validation` and bound every value, so that
 nothing typed on the command line or read back from a file can ask for an absurd
 allocation.
@@ -183,7 +183,7 @@ def check_opponents(named: set[str], special_stages: tuple[str, ...] = (SELF_PLA
     Raises:
         ValueError: naming the unknown opponents and the known ones.
     """
-    from baselines.registry import known_policy_names, policy_names
+    from baselines.policies.registry import known_policy_names, policy_names
 
     known = set(known_policy_names() if every_known else policy_names())
     misused = sorted(named & set(special_stages))

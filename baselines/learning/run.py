@@ -4,8 +4,8 @@ A run goes through the curriculum's stages in order, in chunks of hands that end
 periodic evaluation is due (:func:`chunks`); after each chunk it reports its statistics,
 and at each evaluation the current weights play the fixed evaluation opponents through the
 shared harness (:func:`evaluate_against`: same deals every time, seats rotated, "won" as
-:mod:`baselines.outcomes` defines it). The command line turns the reports into a CSV log, a
-learning curve and a progress bar (:class:`TrainingLog`, :mod:`baselines.train`).
+:mod:`baselines.harness.outcomes` defines it). The command line turns the reports into a CSV log, a
+learning curve and a progress bar (:class:`TrainingLog`, :mod:`baselines.cli.train`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluate import EvaluationResult, evaluate
+from baselines.harness.evaluate import EvaluationResult, evaluate
 from baselines.learning.config import LearnerConfig
 from baselines.learning.options import SELF_PLAY
 from baselines.learning.tables import HandRecord
-from baselines.policy import Policy
+from baselines.policies.policy import Policy
 
 EVALUATION_SEED = 12345  #: the deals of every periodic evaluation (the same ones each time)
 

@@ -9,7 +9,7 @@ which moves the opponents until a learner is to move at every table, with its ow
 move at every table (:meth:`Tables.play`); each hand that ends is recorded and its learners
 are told their final pips (:meth:`Tables.finish`). The learner only ever reads what the env would show it: its
 observation, encoded by the engine's shared kernel. Evaluations do not come here: they go
-through the shared harness (:func:`baselines.evaluate.evaluate`).
+through the shared harness (:func:`baselines.harness.evaluate.evaluate`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ move's features: a decision weighs a handful of moves, and numpy's per-call over
 small arrays cost five times the work. The pass reads each field of the observation layout
 by name, at its slot of the layout's offsets (``offsets[HAND]``, ``offsets[OPEN_VALUES]``:
 :data:`dominoes_env.core.observation.SLOTS`), as the engine's own encoder does. Chains come
-from :mod:`baselines.chain_search` (the exact best chain, reference discounts). Sizes are
+from :mod:`baselines.policies.chain_search` (the exact best chain, reference discounts). Sizes are
 scaled by the table (N, the largest hand M, the players), so the same names mean the same
 thing at every table size; the weights learned for one table are still refused at another
 (the file records the table).
@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from baselines.chain_search import (
+from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
     MAX_LINE_LENGTH,
     OFF_LINE_DISCOUNT,

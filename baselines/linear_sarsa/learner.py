@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from baselines.evaluate import EvaluationResult
+from baselines.harness.evaluate import EvaluationResult
 from baselines.learning.options import SELF_PLAY
 from baselines.learning.run import EVALUATION_SEED, TrainingLog, chunks, evaluate_against, hand_statistics
 from baselines.learning.tables import HandRecord, Tables
@@ -49,7 +49,7 @@ from baselines.linear_sarsa.config import LinearSarsaConfig
 from baselines.linear_sarsa.features import FEATURES, MoveFeatures
 from baselines.linear_sarsa.policy import LinearSarsaPolicy, best_per_run, move_values
 from baselines.linear_sarsa.weights import Weights
-from baselines.policy import random_per_run
+from baselines.policies.policy import random_per_run
 
 
 # --------------------------------------------------------------------------- the update

@@ -18,8 +18,8 @@ import numpy as np
 from baselines.learning.files import file_version, ships
 from baselines.linear_sarsa.features import MoveFeatures, Moves
 from baselines.linear_sarsa.weights import Weights, load_weights, shipped_weights
-from baselines.policy import BatchPolicy, SeedLike, choose_in_batch, first_minimum_per_run
-from baselines.registry import register_policy
+from baselines.policies.policy import BatchPolicy, SeedLike, choose_in_batch, first_minimum_per_run
+from baselines.policies.registry import register_policy
 from dominoes_env.core.config import GameConfig, describe_table
 
 

@@ -16,8 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
-from baselines.chain_search import IN_LINE_DISCOUNT, OFF_LINE_DISCOUNT, discount_powers
 from baselines.lookahead.features import CHAIN_DEPTH, NUM_FEATURES, features_of_states
+from baselines.policies.chain_search import IN_LINE_DISCOUNT, OFF_LINE_DISCOUNT, discount_powers
 from dominoes_env.core import batch
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout

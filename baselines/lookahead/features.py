@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from baselines.chain_search import search_best_chain
+from baselines.policies.chain_search import search_best_chain
 from dominoes_env.core import rules
 
 #: The features, in order (the weights file lists them, so a file of another version is refused).

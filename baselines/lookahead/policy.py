@@ -23,8 +23,8 @@ from baselines.learning.files import file_version, ships
 from baselines.lookahead.evaluation import Evaluation, LinearEvaluation, TDValueEvaluation
 from baselines.lookahead.search import ROLLOUT_POLICIES, Search
 from baselines.lookahead.weights import LookaheadWeights, load_weights, shipped_weights
-from baselines.policy import Policy, SeedLike
-from baselines.registry import register_policy
+from baselines.policies.policy import Policy, SeedLike
+from baselines.policies.registry import register_policy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.hidden import KnowledgeTracker, sample_deals, sampled_states

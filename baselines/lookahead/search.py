@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from baselines.policy import first_minimum_per_run
+from baselines.policies.policy import first_minimum_per_run
 from dominoes_env.core import rules
 
 #: Rollout policies: how the other seats move in the search (the same choices as the named policies).

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 from numba import njit
 
-from baselines.chain_search import (
+from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
     MAX_LINE_LENGTH,
     OFF_LINE_DISCOUNT,
@@ -103,10 +103,10 @@ class BasicFeatures:
 class LineFeatures(BasicFeatures):
     """Basic features plus what the best-line planner knows about the own hand.
 
-    The exact best chain (:func:`baselines.chain_search.search_best_chain`, reference
+    The exact best chain (:func:`baselines.policies.chain_search.search_best_chain`, reference
     discounts 0.9 / 0.7, up to 12 tiles) from the own line's open value in the after-state,
     as 2T + 5 numbers: per tile, whether it is in the chain and its discounted pips there
-    (0.9 ** turn * pips / 2N, as :func:`baselines.chain_search.walk_chain` lays it); then the
+    (0.9 ** turn * pips / 2N, as :func:`baselines.policies.chain_search.walk_chain` lays it); then the
     chain's value, its in-line value, the pips left off it (all / (N * M)), its length and
     the tiles left over (/ M). The reference's line variant averaged such statistics over
     every chain with softmax weights; the best chain is the zero-temperature limit of that

@@ -27,8 +27,8 @@ self-play), and self-play stages, where every seat learns, use ``self_play_alpha
 default (the reference had none; the dealt tiles already make play varied).
 
 Every ``eval_every`` hands the current weights play the fixed evaluation opponents through
-the shared harness (:func:`baselines.evaluate.evaluate`: same deals, seats rotated, "won"
-as :mod:`baselines.outcomes` defines it).
+the shared harness (:func:`baselines.harness.evaluate.evaluate`: same deals, seats rotated, "won"
+as :mod:`baselines.harness.outcomes` defines it).
 
 The shipped checkpoint (``baselines/checkpoints``, see TRAINING.md there) is a line-variant
 network trained this way for 420,000 hands in 40 minutes on two shared cores.
@@ -41,7 +41,7 @@ import time
 import numpy as np
 import torch
 
-from baselines.evaluate import EvaluationResult
+from baselines.harness.evaluate import EvaluationResult
 from baselines.learning.options import SELF_PLAY
 from baselines.learning.run import EVALUATION_SEED, TrainingLog, chunks, evaluate_against, hand_statistics
 from baselines.td_lambda.checkpoint import Checkpoint

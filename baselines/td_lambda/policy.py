@@ -18,9 +18,10 @@ from typing import Any, Protocol
 import numpy as np
 from numba import njit
 
+from baselines.harness.threads import one_blas_thread
 from baselines.learning.files import file_version, ships
-from baselines.policy import BatchPolicy, SeedLike, choose_in_batch
-from baselines.registry import register_policy
+from baselines.policies.policy import BatchPolicy, SeedLike, choose_in_batch
+from baselines.policies.registry import register_policy
 from baselines.td_lambda.architecture import LAYER_NORM_EPS, Architecture
 from baselines.td_lambda.checkpoint import (
     Checkpoint,
@@ -29,7 +30,6 @@ from baselines.td_lambda.checkpoint import (
 )
 from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures, make_features
-from baselines.threads import one_blas_thread
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import afterstates, legal_afterstates
 from dominoes_env.core.config import GameConfig, describe_table
@@ -66,7 +66,7 @@ class NumpyValue:
         """(K, input_size) float32 -> (K,) predicted final pips.
 
         Batches of :data:`ONE_THREAD_ROWS` rows or more run on one BLAS thread (see
-        :mod:`baselines.threads`); a typical single decision's handful of rows does not pay the
+        :mod:`baselines.harness.threads`); a typical single decision's handful of rows does not pay the
         switch (a few microseconds of a decision of about 46 us, benchmarks/td_lambda_speed.py).
         """
         x = features

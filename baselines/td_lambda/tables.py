@@ -4,7 +4,7 @@ shared training tables on the batched engine).
 Each round, the opponents move (:meth:`Tables.play_opponents`) until a learner is to move
 at every table; then the learners move at every table together: the after-states of every
 legal move at every table are valued in one batched forward pass. Evaluations do not come
-here: they go through the shared harness (:func:`baselines.evaluate.evaluate`).
+here: they go through the shared harness (:func:`baselines.harness.evaluate.evaluate`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from baselines.learning.tables import HandRecord, Tables
-from baselines.policy import first_minimum_per_run, random_per_run
+from baselines.policies.policy import first_minimum_per_run, random_per_run
 from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures
 from baselines.td_lambda.policy import ValueFunction, predicted_final_pips
@@ -49,7 +49,7 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
 
     Raises:
         FloatingPointError: learning made the network's values NaN (it diverged; raised where
-            the moves are chosen, :func:`~baselines.policy.first_minimum_per_run`).
+            the moves are chosen, :func:`~baselines.policies.policy.first_minimum_per_run`).
     """
     tables = Tables(config.game, config.parallel_hands, opponent, hands, rng,
                     end_hand=None if traces is None else traces.end_hand, on_hand=on_hand)

@@ -1,5 +1,8 @@
-"""The ``dominoes`` command: one entry point, one subcommand per module.
+"""The ``dominoes`` command: one entry point, one subcommand per module of this package
+(``dominoes league`` lives with the league, :mod:`baselines.league.cli`).
 
+:mod:`~baselines.cli.options` declares the options every subcommand shares (the table, the
+seed, the counts); :mod:`~baselines.cli.signals` turns SIGTERM and SIGHUP into an interrupt.
 Subcommands are imported only when used, so ``dominoes league`` never pays for torch.
 Each module listed in :data:`SUBCOMMANDS` defines ``add_arguments(parser)`` and
 ``run(args) -> int``. Bad input reaches the user as one line (``dominoes CMD: error:
@@ -14,16 +17,16 @@ import importlib
 import sys
 from typing import NoReturn
 
-from baselines.signals import Stopped
+from baselines.cli.signals import Stopped
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("baselines.demo", "play one seeded hand between random players, shown as text"),
-    "evaluate": ("baselines.evaluate", "evaluate policies against each other with rotated seats"),
+    "demo": ("baselines.cli.demo", "play one seeded hand between random players, shown as text"),
+    "evaluate": ("baselines.cli.evaluate", "evaluate policies against each other with rotated seats"),
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
-    "play": ("baselines.human", "play a game in the terminal against the shipped players"),
-    "replay": ("baselines.replay", "step through a game record, or write it as PNG frames or an animated GIF"),
-    "table": ("baselines.table", "show a table's numbers: the set, the deal, a game's length, the spaces' sizes"),
-    "train": ("baselines.train", "train a learning policy"),
+    "play": ("baselines.cli.play", "play a game in the terminal against the shipped players"),
+    "replay": ("baselines.cli.replay", "step through a game record, or write it as PNG frames or an animated GIF"),
+    "table": ("baselines.cli.table", "show a table's numbers: the set, the deal, a game's length, the spaces' sizes"),
+    "train": ("baselines.cli.train", "train a learning policy"),
 }
 
 
@@ -37,7 +40,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``dominoes ARGV``; Ctrl-C at any point, start-up included, is one line and status 130
-    (SIGTERM and SIGHUP, where a command turns them into :class:`~baselines.signals.Stopped`,
+    (SIGTERM and SIGHUP, where a command turns them into :class:`~baselines.cli.signals.Stopped`,
     128 + the signal's number)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
@@ -67,7 +70,3 @@ def _run(argv: list[str]) -> int:
     except (ValueError, OSError) as error:  # bad input the subcommand did not catch itself: one line, no traceback
         print(f"dominoes {argv[0]}: error: {error}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

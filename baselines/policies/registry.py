@@ -1,6 +1,6 @@
 """Finding a policy class by name: the registry, import paths, and installed packages' entry points.
 
-A policy spec's NAME (see :mod:`baselines.specs`) is resolved, in this order, as:
+A policy spec's NAME (see :mod:`baselines.policies.specs`) is resolved, in this order, as:
 
 1. a registered name: the shipped policies (``persistent_line``, ``td_lambda``, ...) and any
    class decorated with :func:`register_policy` in a module that has been imported;
@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from baselines.policy import Policy, SeedLike
-from baselines.specs import PolicySpec, parse
+from baselines.policies.policy import Policy, SeedLike
+from baselines.policies.specs import PolicySpec, parse
 from dominoes_env.core.config import GameConfig, describe_table
 
 ENTRY_POINT_GROUP = "dominoes_env.policies"
@@ -39,7 +39,7 @@ _REGISTRY: dict[str, type[Policy]] = {}
 # Modules that register policies when imported: the hand-crafted ones always; the others
 # only when asked for by name, so that listing or making a hand-crafted policy never pays
 # for importing a learner's dependencies.
-_BUILTIN_MODULES: list[str] = ["baselines.handcrafted"]
+_BUILTIN_MODULES: list[str] = ["baselines.policies.handcrafted"]
 _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     # name: (module, packages it needs, the extra that installs them)
     "td_lambda": ("baselines.td_lambda", ("safetensors",), "league"),  # acts in numpy; training needs torch

@@ -1,7 +1,7 @@
 """``dominoes play``: a person plays in the terminal against the shipped players.
 
 The person is one more policy at the table (:class:`Person`): the shared game loop
-(:func:`baselines.play.play_game`) asks it for a move like any other. It draws the table as
+(:func:`baselines.harness.play.play_game`) asks it for a move like any other. It draws the table as
 the person may see it (their own tiles, never the others'), lists the legal moves by number
 and in words, and reads a choice: a number, ``h`` for a hint (what td_lambda and
 persistent_line would play, and td_lambda's predicted pips for each move), ``q`` (or
@@ -25,11 +25,12 @@ from typing import Any, TextIO
 import numpy as np
 
 import dominoes_env
-from baselines import options, registry, specs
-from baselines.play import play_game
-from baselines.policy import Policy
-from baselines.registry import make_policy, policy_class
-from baselines.signals import signals_stop
+from baselines.cli import options
+from baselines.cli.signals import signals_stop
+from baselines.harness.play import play_game
+from baselines.policies import registry, specs
+from baselines.policies.policy import Policy
+from baselines.policies.registry import make_policy, policy_class
 from dominoes_env import files
 from dominoes_env.core import actions, validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table

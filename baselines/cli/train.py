@@ -11,8 +11,8 @@ Every run writes into its checkpoint directory: the final weights (``td_lambda.s
 ``linear_sarsa.json``, ``lookahead.json``; ``latest.*`` after every evaluation), ``log.csv`` (one row per
 learning chunk and per evaluation), and ``learning_curve.png`` (own mean pips per hand
 against the opponents' over training). An evaluation row is the shared harness's
-(:func:`baselines.evaluate.evaluate`): ``win_rate`` is its ``won``, the share of hands won
-as :mod:`baselines.outcomes` defines it. Every value is checked before anything is written
+(:func:`baselines.harness.evaluate.evaluate`): ``win_rate`` is its ``won``, the share of hands won
+as :mod:`baselines.harness.outcomes` defines it. Every value is checked before anything is written
 or trained, and a bad one is reported on one line (exit status 2). A learner's heavy
 dependencies (torch) are imported only when its run starts.
 """
@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baselines import options
+from baselines.cli import options
 from dominoes_env import files
 
 if TYPE_CHECKING:
-    from baselines.evaluate import EvaluationResult
+    from baselines.harness.evaluate import EvaluationResult
     from baselines.learning.config import LearnerConfig
     from baselines.learning.linear_weights import LinearWeights
     from baselines.learning.run import TrainingLog

@@ -7,8 +7,8 @@ import argparse
 import numpy as np
 
 import dominoes_env
-from baselines import options
-from baselines.play import HandWatcher
+from baselines.cli import options
+from baselines.harness.play import HandWatcher
 from dominoes_env.core.config import MAX_HANDS_PER_GAME
 
 

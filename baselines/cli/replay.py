@@ -17,7 +17,7 @@ from typing import TextIO
 
 import numpy as np
 
-from baselines.human import ReadLine, paint_ansi, supports_colour
+from baselines.cli.play import ReadLine, paint_ansi, supports_colour
 from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.core.render import Paint, plain, render_table

@@ -1,5 +1,5 @@
 """The one interface every policy implements (the registry that makes them by name is
-:mod:`baselines.registry`).
+:mod:`baselines.policies.registry`).
 
 A policy is a plain object: it sees what the environment gives its player (the
 observation vector and the action mask) and returns an action. It never owns the game
@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from baselines.specs import RESERVED, PolicySpec
+from baselines.policies.specs import RESERVED, PolicySpec
 from dominoes_env.core.config import GameConfig, config_of, describe_table
 
 SeedLike = int | np.random.Generator | None
@@ -31,7 +31,7 @@ class Policy(ABC):
     """
 
     name: ClassVar[str] = "policy"
-    #: set by :func:`baselines.registry.register_policy` on the class it registers (and only there)
+    #: set by :func:`baselines.policies.registry.register_policy` on the class it registers (and only there)
     registered_name: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

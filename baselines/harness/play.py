@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from pettingzoo import AECEnv
 
-from baselines.policy import Policy
+from baselines.policies.policy import Policy
 from dominoes_env.core.game import HandEnded
 
 

@@ -31,23 +31,21 @@ same deals whatever the policies.
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from baselines import options, registry, specs
-from baselines.outcomes import hand_win_shares, went_out_shares
-from baselines.play import play_game
-from baselines.policy import Policy
-from baselines.registry import spec_name
-from baselines.seating import deals_needed, fair_tables, rotate
-from baselines.specs import PolicySpec
-from baselines.statistics import ci95_half_width
+from baselines.harness.outcomes import hand_win_shares, went_out_shares
+from baselines.harness.play import play_game
+from baselines.harness.seating import deals_needed, fair_tables, rotate
+from baselines.harness.statistics import ci95_half_width
+from baselines.policies import registry, specs
+from baselines.policies.policy import Policy
+from baselines.policies.registry import spec_name
+from baselines.policies.specs import PolicySpec
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, TableRuleOptions, describe_table, table_of
 from dominoes_env.env import raw_env
@@ -56,7 +54,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 #: A policy to evaluate: a spec text (``"best_line(max_line_length=6)"``, ``"random:3"``), a
-#: :class:`~baselines.specs.PolicySpec`, (name, parameters), a factory called as
+#: :class:`~baselines.policies.specs.PolicySpec`, (name, parameters), a factory called as
 #: ``factory(num_players, highest_double, seed)`` (a Policy subclass is one; under table
 #: rules `num_players` is the whole GameConfig), or a ready
 #: Policy object (used as is, not reseeded).
@@ -369,34 +367,3 @@ def _progress_bar(total: int) -> Any:
     except ImportError:  # tqdm comes with the league/test extras; without it, no bar
         return None
     return tqdm(total=total, unit="hand", delay=1.0, desc="evaluate")
-
-
-# --------------------------------------------------------------------------- command line
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = ("Every deal is played under all seat rotations. With more policies than seats each deal "
-                     "seats a fair draw of them. Example: dominoes evaluate persistent_line best_line double "
-                     "greedy random stupid --hands 12000")
-    parser.add_argument("policies", nargs="+", metavar="POLICY",
-                        help="NAME, NAME:COPIES, 'NAME(KEY=VALUE,...)' or NAME@CHECKPOINT; at least one per seat "
-                             "(more are rotated through the seats)")
-    parser.add_argument("--hands", type=int, default=4000, help=f"hands to play at least (1-{MAX_HANDS}, default 4000)")
-    options.add_seed_option(parser, "the deals and the policies")
-    options.add_table_options(parser)
-    parser.add_argument("--hands-per-game", type=int, default=1,
-                        help=f"hands per game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays full games with "
-                             "engines N..0)")
-    parser.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        config, seed = options.table(args), options.seed(args)
-        hands = options.count("--hands", args.hands, 1, MAX_HANDS)
-        hands_per_game = options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME)
-        result = evaluate(args.policies, hands, seed=seed, num_players=config, hands_per_game=hands_per_game,
-                          progress=not args.no_progress)
-    except ValueError as error:
-        print(f"dominoes evaluate: error: {error}", file=sys.stderr)
-        return 2
-    print(result.table())
-    return 0

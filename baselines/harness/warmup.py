@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 import dominoes_env
-from baselines import registry
-from baselines.play import play_game
-from baselines.specs import PolicySpec
-from baselines.threads import single_threaded_torch
+from baselines.harness.play import play_game
+from baselines.harness.threads import single_threaded_torch
+from baselines.policies import registry
+from baselines.policies.specs import PolicySpec
 from dominoes_env.core import HandState, rules
 from dominoes_env.core.config import GameConfig
 

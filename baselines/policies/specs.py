@@ -16,7 +16,7 @@ the league (``--players``, ``--highest``, ``--seed``).
 A spec's :attr:`PolicySpec.label` is its canonical text (parameters sorted, values as
 Python literals), the name under which results are reported and recorded: two different
 policies never share a label, and the same policy always gets the same one, whether it was
-typed on the command line or built in Python (:attr:`baselines.policy.Policy.label`).
+typed on the command line or built in Python (:attr:`baselines.policies.policy.Policy.label`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from baselines.chain_search import (
+from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
     MAX_LINE_LENGTH,
     OFF_LINE_DISCOUNT,
@@ -30,8 +30,8 @@ from baselines.chain_search import (
     search_best_chain,
     value_in_hand_of,
 )
-from baselines.policy import BatchPolicy, Policy, SeedLike, random_per_run
-from baselines.registry import register_policy
+from baselines.policies.policy import BatchPolicy, Policy, SeedLike, random_per_run
+from baselines.policies.registry import register_policy
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
 
@@ -220,7 +220,7 @@ class BestLinePolicy(ScoredPolicy):
     Move scores are those of ``double`` (pips, any double +infinity), except that the move
     "first tile of the best chain, on my own line" scores the chain's value, unless that
     tile is a double, which keeps +infinity (decided: a double always wins). The chain and
-    its value come from :mod:`baselines.chain_search`. The reference's ``lineTemperature``
+    its value come from :mod:`baselines.policies.chain_search`. The reference's ``lineTemperature``
     had no effect and is left out: the best chain is always the highest-valued one.
 
     Args:
