@@ -35,10 +35,11 @@ import torch
 from rating import SavedRun, rate
 from sb3_contrib import MaskablePPO
 from sb3_progress import ProgressLine
-from settings_cli import add_options, add_run_options, check_run_options, option, read_options
+from settings_cli import add_options, add_run_options, check_run_options, read_options
 from stable_baselines3.common.monitor import Monitor
 
 from baselines import make_policy
+from baselines.learning.options import bounded
 from dominoes_env import SingleAgentEnv
 
 
@@ -52,16 +53,16 @@ class PPOSettings:
     Stable-Baselines3's defaults (64 x 64, 64, no bonus).
     """
 
-    learning_rate: float = field(default=3e-4, metadata=option("Adam's learning rate", 1e-7, 1.0))
-    n_steps: int = field(default=2048, metadata=option("env steps per rollout", 2, 10**6))
-    batch_size: int = field(default=256, metadata=option("minibatch size", 2, 10**6))
-    n_epochs: int = field(default=10, metadata=option("passes over each rollout", 1, 1000))
-    gamma: float = field(default=1.0, metadata=option("discount (1: one reward per hand, nothing to discount)",
+    learning_rate: float = field(default=3e-4, metadata=bounded("Adam's learning rate", 1e-7, 1.0))
+    n_steps: int = field(default=2048, metadata=bounded("env steps per rollout", 2, 10**6))
+    batch_size: int = field(default=256, metadata=bounded("minibatch size", 2, 10**6))
+    n_epochs: int = field(default=10, metadata=bounded("passes over each rollout", 1, 1000))
+    gamma: float = field(default=1.0, metadata=bounded("discount (1: one reward per hand, nothing to discount)",
                                                        0.0, 1.0))
-    gae_lambda: float = field(default=0.95, metadata=option("GAE's lambda", 0.0, 1.0))
-    ent_coef: float = field(default=0.01, metadata=option("entropy bonus", 0.0, 1.0))
-    net_arch: tuple[int, ...] = field(default=(256, 256), metadata=option(
-        "hidden layers of the policy and of the (separate) value network", 1, 65536))
+    gae_lambda: float = field(default=0.95, metadata=bounded("GAE's lambda", 0.0, 1.0))
+    ent_coef: float = field(default=0.01, metadata=bounded("entropy bonus", 0.0, 1.0))
+    net_arch: tuple[int, ...] = field(default=(256, 256), metadata=bounded(
+        "hidden layers of the policy and of the (separate) value network", 1, 65536, many=True))
 
     def model_arguments(self) -> dict[str, Any]:
         """The keyword arguments of ``MaskablePPO(...)``."""

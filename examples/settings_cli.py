@@ -1,12 +1,13 @@
 """The library examples' command line: the options every example shares (budget, seeds, output, rating),
-and options derived from an example's settings dataclass, so the defaults live in one place.
+and options derived from an example's settings dataclass by the package's one generator
+(:mod:`baselines.learning.options`, which ``dominoes train`` uses too), so the defaults live in one place.
 
 Each field becomes ``--field-name`` (a tuple of ints takes several values: ``--net-arch 64 64``),
 with its help text and bounds from the field's metadata::
 
     @dataclass(frozen=True)
     class Settings:
-        batch_size: int = field(default=256, metadata=option("minibatch size", 2, 1_000_000))
+        batch_size: int = field(default=256, metadata=bounded("minibatch size", 2, 1_000_000))
 
 Every value is checked on the way in; a bad one is a one-line argparse error naming the option.
 """
@@ -14,12 +15,11 @@ Every value is checked on the way in; a bad one is a one-line argparse error nam
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import math
 from pathlib import Path
 from typing import Any, TypeVar
 
 from baselines.cli.options import count
+from baselines.learning.options import add_dataclass_options, read_dataclass_options
 
 Settings = TypeVar("Settings")
 
@@ -55,45 +55,14 @@ def check_run_options(parser: argparse.ArgumentParser, args: argparse.Namespace)
         parser.error(str(error))
 
 
-def option(help_text: str, minimum: float, maximum: float) -> dict[str, Any]:
-    """A field's metadata: what it means and the values it accepts (inclusive bounds)."""
-    return {"help": help_text, "minimum": minimum, "maximum": maximum}
-
-
 def add_options(parser: argparse.ArgumentParser, settings: type[Any]) -> None:
-    """One option per field of the dataclass `settings`, defaulting to the field's default."""
-    for field in dataclasses.fields(settings):
-        default, meta = field.default, field.metadata
-        flag = "--" + field.name.replace("_", "-")
-        bounds = f"{_shown(meta['minimum'])} to {_shown(meta['maximum'])}"
-        if isinstance(default, tuple):
-            shown = " ".join(map(str, default))
-            parser.add_argument(flag, type=int, nargs="+", default=default, metavar="N",
-                                help=f"{meta['help']} (each {bounds}; default {shown})")
-        else:
-            parser.add_argument(flag, type=type(default), default=default,
-                                help=f"{meta['help']} ({bounds}; default {_shown(default)})")
+    """One option per field of the dataclass `settings` (the package's one generator)."""
+    add_dataclass_options(parser, settings)
 
 
 def read_options(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: type[Settings]) -> Settings:
     """The settings the options ask for; a value out of bounds exits with the parser's one-line error."""
-    values = {}
-    for field in dataclasses.fields(settings):  # type: ignore[arg-type]
-        value, meta = getattr(args, field.name), field.metadata
-        flag = "--" + field.name.replace("_", "-")
-        try:
-            if isinstance(field.default, tuple):
-                value = tuple(count(flag, item, int(meta["minimum"]), int(meta["maximum"])) for item in value)
-            elif isinstance(field.default, int):
-                value = count(flag, value, int(meta["minimum"]), int(meta["maximum"]))
-            elif not (math.isfinite(value) and meta["minimum"] <= value <= meta["maximum"]):
-                bounds = f"{_shown(meta['minimum'])} to {_shown(meta['maximum'])}"
-                raise ValueError(f"{flag} must be a number from {bounds}, got {value!r}")
-        except ValueError as error:
-            parser.error(str(error))
-        values[field.name] = value
-    return settings(**values)
-
-
-def _shown(number: float) -> str:
-    return f"{number:,}" if isinstance(number, int) else f"{number:g}"
+    try:
+        return settings(**read_dataclass_options(args, settings))
+    except ValueError as error:
+        parser.error(str(error))

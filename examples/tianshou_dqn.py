@@ -42,7 +42,7 @@ import gymnasium
 import numpy as np
 import torch
 from rating import SavedRun, rate
-from settings_cli import add_options, add_run_options, check_run_options, option, read_options
+from settings_cli import add_options, add_run_options, check_run_options, read_options
 from tianshou.algorithm import DQN
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -52,6 +52,7 @@ from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
 from baselines import Policy, make_policy
+from baselines.learning.options import bounded
 from baselines.policies.policy import SeedLike
 from dominoes_env import SingleAgentEnv, make_config
 from dominoes_env.core.config import GameConfig, describe_table
@@ -70,21 +71,21 @@ class Settings:
     Tuned for a few minutes of training; docs/integrations/tianshou.md lists what was tried.
     """
 
-    hidden_sizes: tuple[int, ...] = field(default=(256, 256), metadata=option("the Q-network's hidden layers",
-                                                                               1, 65536))
-    learning_rate: float = field(default=3e-4, metadata=option("Adam's learning rate", 1e-7, 1.0))
-    gamma: float = field(default=1.0, metadata=option("discount (1: one reward per hand, nothing to discount)",
+    hidden_sizes: tuple[int, ...] = field(default=(256, 256), metadata=bounded("the Q-network's hidden layers",
+                                                                               1, 65536, many=True))
+    learning_rate: float = field(default=3e-4, metadata=bounded("Adam's learning rate", 1e-7, 1.0))
+    gamma: float = field(default=1.0, metadata=bounded("discount (1: one reward per hand, nothing to discount)",
                                                        0.0, 1.0))
-    n_step: int = field(default=3, metadata=option("n-step returns: carry the end-of-hand reward back faster",
+    n_step: int = field(default=3, metadata=bounded("n-step returns: carry the end-of-hand reward back faster",
                                                    1, 100))
-    target_update_freq: int = field(default=320, metadata=option("gradient steps between target-network copies",
+    target_update_freq: int = field(default=320, metadata=bounded("gradient steps between target-network copies",
                                                                  0, 10**6))
-    batch_size: int = field(default=64, metadata=option("transitions per gradient step", 1, 10**6))
-    buffer_size: int = field(default=20_000, metadata=option("replay buffer (transitions, all envs)", 100, 10**7))
-    epsilon: float = field(default=0.1, metadata=option("share of random legal moves while collecting", 0.0, 1.0))
-    train_envs: int = field(default=8, metadata=option("envs collecting side by side", 1, 256))
-    steps_per_collect: int = field(default=16, metadata=option("env steps between two updates", 1, 10**6))
-    updates_per_step: float = field(default=0.125, metadata=option("gradient steps per env step collected",
+    batch_size: int = field(default=64, metadata=bounded("transitions per gradient step", 1, 10**6))
+    buffer_size: int = field(default=20_000, metadata=bounded("replay buffer (transitions, all envs)", 100, 10**7))
+    epsilon: float = field(default=0.1, metadata=bounded("share of random legal moves while collecting", 0.0, 1.0))
+    train_envs: int = field(default=8, metadata=bounded("envs collecting side by side", 1, 256))
+    steps_per_collect: int = field(default=16, metadata=bounded("env steps between two updates", 1, 10**6))
+    updates_per_step: float = field(default=0.125, metadata=bounded("gradient steps per env step collected",
                                                                    0.001, 100.0))
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baselines.cli import options
+from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from dominoes_env import files
 
 if TYPE_CHECKING:
@@ -165,14 +166,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, learner in LEARNERS.items():
         sub = learners.add_parser(name, help=learner.help, description=f"dominoes train {name}: {learner.help}")
         options.add_table_options(sub)  # the table: the options every dominoes command shares
-        for field_name, option, default in learner.config_class().command_line_options():
-            if option.switch:
-                sub.add_argument(option.flag, dest=field_name, default=None, action="store_const", const="true",
-                                 help=option.help)
-                continue
-            metavar = option.flag.lstrip("-").upper().replace("-", "_")
-            sub.add_argument(option.flag, dest=field_name, default=None, metavar=metavar,
-                             help=f"{option.help} (default {option.show(default)})")
+        add_dataclass_options(sub, learner.config_class())
         sub.add_argument("--checkpoint-dir", default=str(learner.checkpoint_dir),
                          help="where the weights, log.csv and learning_curve.png go (default %(default)s)")
         sub.add_argument("--init-checkpoint", default=None,
@@ -188,12 +182,7 @@ def config_from_arguments(args: argparse.Namespace) -> LearnerConfig:
             several fields together, by the fields).
     """
     config_class = LEARNERS[args.learner].config_class()
-    values: dict[str, Any] = {"game": options.table(args)}
-    for name, option, _ in config_class.command_line_options():
-        text = getattr(args, name)
-        if text is not None:
-            values[name] = option.check(option.flag, option.parse(text))
-    return config_class(**values)
+    return config_class(game=options.table(args), **read_dataclass_options(args, config_class))
 
 
 def run(args: argparse.Namespace) -> int:

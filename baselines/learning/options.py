@@ -1,16 +1,19 @@
-"""How a field of a learner's configuration is written on the command line, and the checks learners share.
+"""Command-line options from a dataclass's fields, and the checks learners share.
 
-Every field of a learner's configuration (:class:`~baselines.learning.config.LearnerConfig`
-and its subclasses) carries an :class:`Option` in its metadata: the flag, a help line, how
-to check a value, how to read it from text and write it back. ``dominoes train LEARNER``
-derives its options from the dataclass (:mod:`baselines.cli.train`) instead of declaring them
-again. The checks use :mod:`dominoes_env.core.validation` and bound every value, so that
-nothing typed on the command line or read back from a file can ask for an absurd
-allocation.
+The one home of "a dataclass's fields as command-line options": a field carries an
+:class:`Option` in its metadata (the flag, a help line, how to check a value, how to read it
+from text and write it back), :func:`add_dataclass_options` declares one option per such
+field and :func:`read_dataclass_options` reads them back, checked. ``dominoes train LEARNER``
+derives its options from the learner's configuration (:class:`~baselines.learning.config.LearnerConfig`)
+this way, and the library examples from their settings (:func:`bounded` is the short form
+of a numeric field with inclusive bounds). The checks use :mod:`dominoes_env.core.validation`
+and bound every value, so that nothing typed on the command line or read back from a file
+can ask for an absurd allocation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,15 +47,81 @@ class Option:
     flag: str
     help: str
     check: Callable[[str, Any], Any]
-    parse: Callable[[str], Any]
+    parse: Callable[[Any], Any]
     show: Callable[[Any], str] = str
     switch: bool = False  #: a flag without a value (``--boneyard``): given means True
+    many: bool = False  #: takes several values (``--net-arch 64 64``); `parse` gets the list of texts
 
 
-def option(flag: str, help: str, check: Callable[[str, Any], Any], parse: Callable[[str], Any],
-           show: Callable[[Any], str] = str, switch: bool = False) -> dict[str, Option]:
+def option(flag: str, help: str, check: Callable[[str, Any], Any], parse: Callable[[Any], Any],
+           show: Callable[[Any], str] = str, switch: bool = False, many: bool = False) -> dict[str, Option]:
     """The metadata of a configuration field: ``field(default=..., metadata=option(...))``."""
-    return {"option": Option(flag, help, check, parse, show, switch)}
+    return {"option": Option(flag, help, check, parse, show, switch, many)}
+
+
+def bounded(help: str, minimum: float, maximum: float, many: bool = False, flag: str = "") -> dict[str, Option]:
+    """A numeric field's metadata with inclusive bounds: an int (int bounds), a float, or with
+    `many` a tuple of ints (``--net-arch 64 64``); the flag defaults to the field's name
+    (``--batch-size`` for ``batch_size``)."""
+    def check(name: str, value: Any) -> Any:
+        if isinstance(value, tuple | list):
+            if not 1 <= len(value) <= MAX_VALUES:
+                raise ValueError(f"{name} takes 1 to {MAX_VALUES} values, got {len(value)}")
+            return tuple(validation.integer(f"{name} (each)", item, int(minimum), int(maximum)) for item in value)
+        if isinstance(minimum, int) and isinstance(maximum, int):
+            return validation.integer(name, value, minimum, maximum)
+        return validation.real(name, value, minimum, maximum)
+
+    def parse(text: Any) -> Any:
+        return tuple(number(item) for item in text) if isinstance(text, list) else number(text)
+
+    def show(value: Any) -> str:
+        return " ".join(map(str, value)) if isinstance(value, tuple) else f"{value:g}"
+
+    bounds = f"{minimum:,}" if isinstance(minimum, int) else f"{minimum:g}"
+    bounds += " to " + (f"{maximum:,}" if isinstance(maximum, int) else f"{maximum:g}")
+    return {"option": Option(flag, f"{help} ({'each ' if many else ''}{bounds})", check, parse, show, many=many)}
+
+
+MAX_VALUES = 64  #: most values one option takes
+
+
+def _flag(name: str, option: Option) -> str:
+    return option.flag or "--" + name.replace("_", "-")
+
+
+def add_dataclass_options(parser: Any, settings: type[Any]) -> None:
+    """One option per field of the dataclass `settings` whose metadata holds an :class:`Option`;
+    values are read as text and checked by :func:`read_dataclass_options`, so a bad one is one
+    error line that names the option."""
+    for spec in dataclasses.fields(settings):
+        if "option" not in spec.metadata:
+            continue
+        option = spec.metadata["option"]
+        flag, default = _flag(spec.name, option), spec.default
+        if option.switch:
+            parser.add_argument(flag, dest=spec.name, default=None, action="store_const", const="true",
+                                help=option.help)
+            continue
+        parser.add_argument(flag, dest=spec.name, default=None, nargs="+" if option.many else None,
+                            metavar=flag.lstrip("-").upper().replace("-", "_"),
+                            help=f"{option.help} (default {option.show(default)})")
+
+
+def read_dataclass_options(args: Any, settings: type[Any]) -> dict[str, Any]:
+    """The fields the options gave (those not given are left out: they keep their defaults), each
+    read and checked.
+
+    Raises:
+        ValueError: a value out of bounds, named by its option.
+    """
+    values = {}
+    for spec in dataclasses.fields(settings):
+        text = getattr(args, spec.name, None) if "option" in spec.metadata else None
+        if text is not None:
+            option = spec.metadata["option"]
+            values[spec.name] = option.check(_flag(spec.name, option), option.parse(text))
+    return values
 
 
 # --------------------------------------------------------------------------- reading text
