@@ -4,11 +4,12 @@ The tables are the games of one :class:`~dominoes_env.vector.VectorDominoes` (on
 game, each dealt with a random engine). The learner holds one random seat at each table
 (every seat in self-play); the other seats are opponent policies, and those of each kind
 choose for all their tables at once (:class:`~dominoes_env.players.BatchPlayers`). A learner
-loop (``td_lambda.play_hands``, ``linear_sarsa.play_hands``) alternates :meth:`Tables.play_opponents`,
-which moves the opponents until a learner is to move at every table, with its own batched
-move at every table (:meth:`Tables.play`); each hand that ends is recorded and its learners
-are told their final pips (:meth:`Tables.finish`). The learner only ever reads what the env would show it: its
-observation, encoded by the engine's shared kernel. Evaluations do not come here: they go
+loop (:func:`play_learning_hands`, the one every learner plugs into) alternates
+:meth:`Tables.play_opponents`, which moves the opponents until a learner is to move at every
+table, with the learner's batched move at every table (:meth:`Tables.play`); each hand that
+ends is recorded and its learners are told their final pips (:meth:`Tables.finish`). The
+learner only ever reads what the env would show it: its observation, encoded by the engine's
+shared kernel. Evaluations do not come here: they go
 through the shared harness (:func:`baselines.harness.evaluate.evaluate`).
 """
 
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from baselines.learning.options import SELF_PLAY
+from baselines.policies.policy import explore_per_run, first_minimum_per_run
 from dominoes_env.core.config import GameConfig
 from dominoes_env.players import BatchPlayers
 from dominoes_env.vector import HandEnds, VectorDominoes
@@ -133,3 +136,69 @@ class Tables:
         drawing = masks[:, draw] == 1
         self.play(playing[drawing], np.full(int(drawing.sum()), draw, dtype=np.int64))
         return playing[~drawing], observations[~drawing], masks[~drawing], seats[~drawing]
+
+
+class TableLearner(Protocol):
+    """What a learner plugs into :func:`play_learning_hands`."""
+
+    def round_start(self, hands_done: int) -> None:
+        """The opponents have moved; `hands_done` hands are finished (a step size may follow it)."""
+
+    def choose(self, tables: np.ndarray, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray,
+               seats: np.ndarray) -> np.ndarray:
+        """The learner's action at each of `tables` (its `slots`, in `seats`), learning from it as it likes."""
+
+    def done(self) -> None:
+        """Every hand is played (learning still pending is applied)."""
+
+
+def play_learning_hands(tables: Tables, learner: TableLearner, forced_draws: bool = True) -> list[HandRecord]:
+    """The one loop of every learner: the opponents move until the learner is to move at every
+    table (:meth:`Tables.play_opponents`), then the learner chooses at all of them at once and the
+    moves are played; until every hand is played. With `forced_draws` the loop plays the learner's
+    draws itself (boneyard rule: the drawn tile is unknown, so a draw has no after-state to learn
+    from); otherwise the learner's `choose` gets them. Returns the finished hands."""
+    while True:
+        tables.play_opponents()
+        learner.round_start(len(tables.records))
+        playing = np.flatnonzero(tables.active)
+        if playing.size == 0:
+            learner.done()
+            return tables.records
+        observations, masks, seats = tables.engine.observe(playing)
+        if forced_draws:
+            playing, observations, masks, seats = tables.play_draws(playing, observations, masks, seats)
+            if playing.size == 0:
+                continue
+        tables.play(playing, learner.choose(playing, tables.slots(seats), observations, masks, seats))
+
+
+@dataclass(frozen=True)
+class ValuedChoice:
+    """Every legal move of every table (`rows` index the tables, `actions` the moves; each table's
+    moves consecutive, ascending), their `values`, and `chosen`: the entry each table plays."""
+
+    rows: np.ndarray
+    actions: np.ndarray
+    values: np.ndarray
+    chosen: np.ndarray
+
+    @property
+    def chosen_actions(self) -> np.ndarray:
+        return self.actions[self.chosen]
+
+
+def choose_by_value(masks: np.ndarray, value_moves: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                    rng: np.random.Generator, epsilon: float) -> ValuedChoice:
+    """A learner's choice at many tables: value every legal move (``value_moves(rows, actions)``,
+    lower is better; forced moves too, since a learner learns from them), take the first lowest
+    of each table (the shared tie-break), and with probability `epsilon` a uniformly random legal
+    move instead (:func:`~baselines.policies.policy.explore_per_run`)."""
+    rows, actions = np.nonzero(masks)
+    counts = np.bincount(rows, minlength=masks.shape[0])
+    values = value_moves(rows, actions)
+    chosen = first_minimum_per_run(values, counts)
+    if epsilon:
+        explore, picked = explore_per_run(counts, rng, epsilon)
+        chosen[explore] = picked
+    return ValuedChoice(rows, actions, values, chosen)

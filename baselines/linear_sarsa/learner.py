@@ -44,12 +44,11 @@ import numpy as np
 from baselines.harness.evaluate import EvaluationResult
 from baselines.learning.options import SELF_PLAY
 from baselines.learning.run import EVALUATION_SEED, TrainingLog, chunks, evaluate_against, hand_statistics
-from baselines.learning.tables import HandRecord, Tables
+from baselines.learning.tables import HandRecord, Tables, choose_by_value, play_learning_hands
 from baselines.linear_sarsa.config import LinearSarsaConfig
-from baselines.linear_sarsa.features import FEATURES, MoveFeatures
-from baselines.linear_sarsa.policy import LinearSarsaPolicy, best_per_run, move_values
+from baselines.linear_sarsa.features import FEATURES, MoveFeatures, Moves
+from baselines.linear_sarsa.policy import LinearSarsaPolicy, move_values
 from baselines.linear_sarsa.weights import Weights
-from baselines.policies.policy import random_per_run
 
 
 # --------------------------------------------------------------------------- the update
@@ -118,29 +117,40 @@ def play_hands(w: np.ndarray, features: MoveFeatures, opponent: str, hands: int,
     """
     tables = Tables(config.game, config.parallel_hands, opponent, hands, rng,
                     end_hand=None if sarsa is None else sarsa.end_hand, on_hand=on_hand)
-    epsilon = config.epsilon if sarsa is not None else 0.0
-    while True:
-        tables.play_opponents()
-        if sarsa is not None:
-            sarsa.apply(config.step_size(hands_before + len(tables.records)))
-        playing = np.flatnonzero(tables.active)
-        if playing.size == 0:
-            return tables.records
-        observations, masks, seats = tables.engine.observe(playing)
-        playing, observations, masks, seats = tables.play_draws(playing, observations, masks, seats)
-        if playing.size == 0:
-            continue
-        rows, legal = np.nonzero(masks)  # every legal move of every table, by table
-        counts = np.bincount(rows, minlength=playing.shape[0])
-        moves = features(observations, rows, legal)
-        values = move_values(w, moves)
-        chosen = best_per_run(values, counts)
-        if epsilon:
-            explore = rng.random(playing.shape[0]) < epsilon
-            chosen[explore] = random_per_run(counts, explore, rng)
-        if sarsa is not None:
-            sarsa.move(playing, tables.slots(seats), moves.features[chosen], values[chosen], moves.ends_hand[chosen])
-        tables.play(playing, legal[chosen])
+    return play_learning_hands(tables, _MoveLearner(w, features, config, rng, sarsa, hands_before))
+
+
+class _MoveLearner:
+    """SARSA's side of the shared loop (:func:`~baselines.learning.tables.play_learning_hands`):
+    Q of every legal move from its features at once, the highest chosen; the step size follows
+    the run's hands."""
+
+    def __init__(self, w: np.ndarray, features: MoveFeatures, config: LinearSarsaConfig, rng: np.random.Generator,
+                 sarsa: Sarsa | None, hands_before: int) -> None:
+        self.w, self.features, self.config, self.rng, self.sarsa = w, features, config, rng, sarsa
+        self.hands_before = hands_before
+        self.epsilon = config.epsilon if sarsa is not None else 0.0
+
+    def round_start(self, hands_done: int) -> None:
+        if self.sarsa is not None:
+            self.sarsa.apply(self.config.step_size(self.hands_before + hands_done))
+
+    def choose(self, tables: np.ndarray, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray,
+               seats: np.ndarray) -> np.ndarray:
+        valued: dict[str, Moves] = {}
+
+        def value_moves(rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+            valued["moves"] = moves = self.features(observations, rows, actions)
+            return -move_values(self.w, moves)  # lower is better: the highest Q first
+
+        choice = choose_by_value(masks, value_moves, self.rng, self.epsilon)
+        if self.sarsa is not None:
+            moves, chosen = valued["moves"], choice.chosen
+            self.sarsa.move(tables, slots, moves.features[chosen], -choice.values[chosen], moves.ends_hand[chosen])
+        return choice.chosen_actions
+
+    def done(self) -> None:
+        pass
 
 
 def evaluate_weights(w: np.ndarray, config: LinearSarsaConfig, opponent: str, hands: int,

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from baselines.learning.run import TrainingLog, chunks, evaluate_against, hand_statistics
-from baselines.learning.tables import HandRecord, Tables
+from baselines.learning.tables import HandRecord, Tables, play_learning_hands
 from baselines.lookahead.config import PREVIOUS, LookaheadConfig
 from baselines.lookahead.evaluation import LinearEvaluation
 from baselines.lookahead.features import NUM_FEATURES
@@ -93,30 +93,50 @@ def play_hands(weights: LookaheadWeights, opponent: str, hands: int, config: Loo
                                 epsilon=config.epsilon if regression is not None else 0.0)
                 for slot in range(slots)] for table in range(config.parallel_hands)]
     evaluation = LinearEvaluation(game, weights.w)  # the learners' own: their features are what is learned
-    tiles = game.tiles
-    while True:
-        tables.play_opponents()
-        playing = np.flatnonzero(tables.active)
-        if playing.size == 0:
-            return tables.records
-        observations, masks, seats = tables.engine.observe(playing)
-        learner_slots = tables.slots(seats)
+    return play_learning_hands(tables, _SearchLearner(players, reset_due, evaluation, tables, regression),
+                               forced_draws=False)  # the search plays its draws (and learns nothing from them)
+
+
+class _SearchLearner:
+    """The look-ahead's side of the shared loop (:func:`~baselines.learning.tables.play_learning_hands`):
+    each table's player searches its own move; with a regression, the after-state of each move
+    that neither ends the hand nor draws is learned from."""
+
+    def __init__(self, players: list[list[LookaheadPolicy]], reset_due: set[tuple[int, int]],
+                 evaluation: LinearEvaluation, tables: Tables, regression: Regression | None) -> None:
+        self.players, self.reset_due, self.evaluation = players, reset_due, evaluation
+        self.tables, self.regression = tables, regression
+
+    def round_start(self, hands_done: int) -> None:
+        pass
+
+    def choose(self, playing: np.ndarray, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray,
+               seats: np.ndarray) -> np.ndarray:
         actions = np.empty(playing.shape[0], dtype=np.int64)
-        for k, (table, slot) in enumerate(zip(playing.tolist(), learner_slots.tolist())):
-            player = players[table][slot]
-            if (table, slot) in reset_due:
-                reset_due.discard((table, slot))
+        for k, (table, slot) in enumerate(zip(playing.tolist(), slots.tolist())):
+            player = self.players[table][slot]
+            if (table, slot) in self.reset_due:
+                self.reset_due.discard((table, slot))
                 player.reset()
             actions[k] = player.act(observations[k], masks[k])
-        if regression is not None:
-            after = tables.engine.states[playing].copy()
-            for k in range(playing.shape[0]):
-                rules.apply_action(after[k], tiles.low, tiles.high, tiles.tiles_with_value, actions[k])
-            learning = (after[:, rules.HAND_OVER] == 0) & (actions != (game.draw_action or -1))
-            for k in np.flatnonzero(learning).tolist():
-                features = evaluation.features(after[k:k + 1], int(seats[k]))[0]
-                regression.moved(int(playing[k]), int(learner_slots[k]), features)
-        tables.play(playing, actions)
+        if self.regression is not None:
+            self._learn(playing, slots, seats, actions)
+        return actions
+
+    def _learn(self, playing: np.ndarray, slots: np.ndarray, seats: np.ndarray, actions: np.ndarray) -> None:
+        assert self.regression is not None
+        game = self.tables.game
+        tiles = game.tiles
+        after = self.tables.engine.states[playing].copy()
+        for k in range(playing.shape[0]):
+            rules.apply_action(after[k], tiles.low, tiles.high, tiles.tiles_with_value, actions[k])
+        learning = (after[:, rules.HAND_OVER] == 0) & (actions != (game.draw_action or -1))
+        for k in np.flatnonzero(learning).tolist():
+            features = self.evaluation.features(after[k:k + 1], int(seats[k]))[0]
+            self.regression.moved(int(playing[k]), int(slots[k]), features)
+
+    def done(self) -> None:
+        pass
 
 
 # --------------------------------------------------------------------------- training

@@ -154,6 +154,19 @@ def random_per_run(run_lengths: np.ndarray, which: np.ndarray | None, rng: np.ra
     return starts[which] + (rng.random(int(which.sum())) * run_lengths[which]).astype(np.int64)
 
 
+def explore_per_run(run_lengths: np.ndarray, rng: np.random.Generator, epsilon: float,
+                    eligible: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Epsilon-greedy over runs (one run of legal moves per game): which runs explore (each with
+    probability `epsilon`, among the `eligible` ones; None: all) and, for those, the index of a
+    uniformly random entry. One draw per run, then one per exploring run, from `rng`: acting
+    (:func:`choose_in_batch`) and learning (:func:`baselines.learning.tables.choose_by_value`)
+    explore the same way."""
+    explore = np.less(rng.random(run_lengths.shape[0]), epsilon)
+    if eligible is not None:
+        explore &= eligible
+    return explore, random_per_run(run_lengths, explore, rng)
+
+
 def choose_in_batch(action_masks: np.ndarray, value_moves: Callable[[np.ndarray, np.ndarray], np.ndarray],
                     rng: np.random.Generator | None = None, epsilon: float = 0.0) -> np.ndarray:
     """Each game's legal action of lowest value, the first among equals (the shared tie-break).
@@ -169,8 +182,8 @@ def choose_in_batch(action_masks: np.ndarray, value_moves: Callable[[np.ndarray,
     choosing = counts > 1
     if epsilon:
         assert rng is not None
-        explore = choosing & (rng.random(counts.shape[0]) < epsilon)
-        chosen[explore] = actions[random_per_run(counts, explore, rng)]
+        explore, picked = explore_per_run(counts, rng, epsilon, eligible=choosing)
+        chosen[explore] = actions[picked]
         choosing &= ~explore
     if choosing.any():
         entries = np.repeat(choosing, counts)

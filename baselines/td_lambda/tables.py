@@ -14,8 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from baselines.learning.tables import HandRecord, Tables
-from baselines.policies.policy import first_minimum_per_run, random_per_run
+from baselines.learning.tables import HandRecord, Tables, choose_by_value, play_learning_hands
 from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures
 from baselines.td_lambda.policy import ValueFunction, predicted_final_pips
@@ -45,7 +44,8 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
     seats with one batched forward pass per round over the after-states of every legal
     move at every table; the other seats are `opponent` policies (:class:`Tables`), or
     the learner too in self-play (``opponent == "self"``). With `traces` given it learns
-    with TD(lambda) as it plays.
+    with TD(lambda) as it plays. The loop is the learners' shared one
+    (:func:`~baselines.learning.tables.play_learning_hands`).
 
     Raises:
         FloatingPointError: learning made the network's values NaN (it diverged; raised where
@@ -53,28 +53,38 @@ def play_hands(network: ValueFunction, features: BasicFeatures, opponent: str, h
     """
     tables = Tables(config.game, config.parallel_hands, opponent, hands, rng,
                     end_hand=None if traces is None else traces.end_hand, on_hand=on_hand)
-    engine, game = tables.engine, config.game
-    epsilon = config.epsilon if traces is not None else 0.0
-    while True:
-        tables.play_opponents()
-        playing = np.flatnonzero(tables.active)
-        if playing.size == 0:
-            if traces is not None:
-                traces.flush()  # the last hands' final deltas have no later step to ride on
-            return tables.records
-        observations, masks, seats = engine.observe(playing)
-        playing, observations, masks, seats = tables.play_draws(playing, observations, masks, seats)
-        if playing.size == 0:
-            continue
-        rows, legal = np.nonzero(masks)  # every legal move of every table, by table
-        counts = np.bincount(rows, minlength=playing.shape[0])
-        vectors, ends_hand = afterstates(observations, legal, game, rows=rows)
-        inputs = features(vectors)  # once: the chosen rows feed the traces too
-        values = predicted_final_pips(network, features, vectors, ends_hand, inputs)
-        chosen = first_minimum_per_run(values, counts)
-        if epsilon:
-            explore = rng.random(playing.shape[0]) < epsilon
-            chosen[explore] = random_per_run(counts, explore, rng)
-        if traces is not None:
-            traces.step(playing, tables.slots(seats), values[chosen], ends_hand[chosen], inputs[chosen])
-        tables.play(playing, legal[chosen])
+    learner = _AfterStateLearner(network, features, config, rng, traces)
+    return play_learning_hands(tables, learner)
+
+
+class _AfterStateLearner:
+    """TD(lambda)'s side of the shared loop: values the after-state of every legal move in one
+    forward pass, and feeds the chosen ones to the traces."""
+
+    def __init__(self, network: ValueFunction, features: BasicFeatures, config: TDLambdaConfig,
+                 rng: np.random.Generator, traces: Learning | None) -> None:
+        self.network, self.features, self.game, self.rng, self.traces = network, features, config.game, rng, traces
+        self.epsilon = config.epsilon if traces is not None else 0.0
+
+    def round_start(self, hands_done: int) -> None:
+        pass
+
+    def choose(self, tables: np.ndarray, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray,
+               seats: np.ndarray) -> np.ndarray:
+        valued: dict[str, np.ndarray] = {}
+
+        def value_moves(rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+            vectors, valued["ends_hand"] = afterstates(observations, actions, self.game, rows=rows)
+            valued["inputs"] = self.features(vectors)  # once: the chosen rows feed the traces too
+            return predicted_final_pips(self.network, self.features, vectors, valued["ends_hand"], valued["inputs"])
+
+        choice = choose_by_value(masks, value_moves, self.rng, self.epsilon)
+        if self.traces is not None:
+            chosen = choice.chosen
+            self.traces.step(tables, slots, choice.values[chosen], valued["ends_hand"][chosen],
+                             valued["inputs"][chosen])
+        return choice.chosen_actions
+
+    def done(self) -> None:
+        if self.traces is not None:
+            self.traces.flush()  # the last hands' final deltas have no later step to ride on
