@@ -96,3 +96,16 @@ def test_table_refuses_a_bad_table_in_one_line(capsys):
     assert dominoes(["table", "--highest", "5"]) == 2
     err = capsys.readouterr().err
     assert err == "dominoes table: error: --highest must be an integer from 6 to 18, got 5\n"
+
+
+def test_demo_tells_passes_and_draws_in_words_and_draws_the_final_board(capsys):
+    assert dominoes(["demo", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "plays pass" not in out and "plays draw" not in out and " passes (no tile fits: marker up)" in out
+    assert "[ 1 tiles]" not in out and "[ 1 tile ]" in out
+    final, _, after = out.rpartition("\nHand 1 over (")
+    board = final.rsplit("\n\n", 1)[-1]  # what the demo printed just before the result
+    assert board.startswith("Hand 1/1 - engine (9|9)") and " holds " in board  # every hand open
+    assert dominoes(["demo", "--players", "3", "--highest", "6", "--boneyard", "--seed", "4"]) == 0
+    with_boneyard = capsys.readouterr().out
+    assert "plays draw" not in with_boneyard and with_boneyard.count(" draws (no tile fits)") == 3

@@ -239,3 +239,30 @@ def test_paired_difference_over_shared_hands(four):
     assert four.difference("stupid", "greedy")[0] == pytest.approx(-mean)
     with pytest.raises(ValueError):
         four.difference("greedy", "nobody")
+
+
+def test_an_illegal_move_names_the_policy_not_only_the_seat():
+    """Seats rotate, so "player_1" alone does not say which spec cheated."""
+    from baselines.policies.policy import Policy
+
+    class Cheat(Policy):
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask == 0)[0])
+
+    with pytest.raises(ValueError, match=r"^test_evaluate\.[\w.<>]*Cheat \(seat player_\d\) made an illegal move: "):
+        evaluate([Cheat, "random", "random", "random"], num_hands=4, seed=0)
+
+
+def test_the_progress_bar_shows_on_a_terminal_only_unless_asked(monkeypatch, capsys):
+    """Piped logs get no carriage-return frames; --progress asks for the bar anyway."""
+    import baselines.cli.evaluate as command
+
+    shown = []
+    monkeypatch.setattr(command, "evaluate", lambda *args, **kwargs: shown.append(kwargs["progress"]) or
+                        evaluate(["random"] * 4, num_hands=4, seed=0))
+    for isatty, flags, wanted in [(False, [], False), (True, [], True), (False, ["--progress"], True),
+                                  (True, ["--no-progress"], False)]:
+        monkeypatch.setattr("sys.stderr.isatty", lambda isatty=isatty: isatty)
+        assert dominoes(["evaluate", "random:4", "--hands", "4", *flags]) == 0
+        assert shown.pop() is wanted
+    capsys.readouterr()

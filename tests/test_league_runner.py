@@ -144,8 +144,12 @@ def test_the_command_line_runs_a_tiny_league_and_rate_only_recomputes_it(tmp_pat
 
     for name in ("ratings.md", "ratings.csv", "ratings.png"):
         (tmp_path / name).unlink()
+    assert f"wrote {results_path(tmp_path)}, " in printed  # the run wrote it
     assert dominoes(["league", "--rate-only", str(tmp_path)]) == 0
-    assert printed_table(capsys.readouterr().out) == printed_table(printed)
+    rated = capsys.readouterr().out
+    assert printed_table(rated) == printed_table(printed)
+    assert f"wrote {tmp_path / 'ratings.md'}, " in rated and f"(from {results_path(tmp_path)})" in rated
+    assert f"wrote {results_path(tmp_path)}" not in rated  # --rate-only only reads it
     assert (tmp_path / "ratings.md").read_bytes() == files["ratings.md"]
     assert (tmp_path / "ratings.csv").read_bytes() == files["ratings.csv"]
     assert (tmp_path / "ratings.png").exists()

@@ -132,8 +132,27 @@ def test_ctrl_c_keeps_the_record_and_exits_with_130(tmp_path, monkeypatch, capsy
     monkeypatch.setattr("builtins.input", typed)
     record = tmp_path / "interrupted.json"
     assert dominoes(["play", "--opponents", "random", "--seed", "2", "--record", str(record)]) == 130
-    assert "dominoes play: interrupted" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "dominoes play: interrupted" in captured.err
+    # the prompt's line is ended before anything else is said
+    assert captured.out.endswith(f"\n\nThe game is recorded in {record} (dominoes replay {record}).\n")
     assert read_record(record).hands[0].moves  # the moves played until then
+
+
+def test_with_one_legal_move_the_refusal_says_so(tmp_path):
+    """Asked again after a bad answer when one move is possible: not "a number from 1 to 1"."""
+    from baselines.cli.play import Person
+
+    said: list[str] = []
+
+    class View:
+        def say(self, text: str) -> None:
+            said.append(text)
+
+    person = Person.__new__(Person)
+    person.view, person.read_line = View(), script("x", then="1")
+    assert person._choose(["9|9 on my line"], None, None) == 1  # no hint asked: nothing read from them
+    assert said == ["'x' is not a move: type 1 (or Enter: the only move), h for a hint, or q to quit"]
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -312,3 +312,15 @@ def test_play_game_refuses_an_env_that_penalizes_instead_of_raising():
     env = dominoes_env.raw_env(4, 9, illegal_action="penalize")
     with pytest.raises(ValueError, match="illegal_action='raise'"):
         play_game(env, [make_policy("random", seed=seat) for seat in range(4)], seed=0)
+
+
+def test_a_label_shows_a_checkpoint_path_as_written():
+    """A Path is shown as the user wrote it, never as PosixPath('...')."""
+    from pathlib import Path
+
+    import dominoes_env
+    from baselines import linear_sarsa
+
+    shipped = linear_sarsa.shipped_weights(dominoes_env.make_config(4, 9))
+    assert make_policy("linear_sarsa", checkpoint=Path(shipped)).label == f"linear_sarsa@{shipped}"
+    assert make_policy("linear_sarsa", checkpoint=str(shipped)).label == f"linear_sarsa@{shipped}"

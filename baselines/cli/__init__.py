@@ -20,7 +20,7 @@ from typing import NoReturn
 from baselines.cli.signals import Stopped
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("baselines.cli.demo", "play one seeded hand between random players, shown as text"),
+    "demo": ("baselines.cli.demo", "play a seeded game between random players, shown as text (one hand; --hands N)"),
     "evaluate": ("baselines.cli.evaluate", "evaluate policies against each other with rotated seats"),
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
     "play": ("baselines.cli.play", "play a game in the terminal against the shipped players"),

@@ -1,4 +1,4 @@
-"""``dominoes demo``: one seeded game between random players, rendered as text."""
+"""``dominoes demo``: a seeded game between random players (one hand by default), rendered as text."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import dominoes_env
 from baselines.cli import options
 from baselines.harness.play import HandWatcher
 from dominoes_env.core.config import MAX_HANDS_PER_GAME
+from dominoes_env.core.render import render_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,10 +36,14 @@ def run(args: argparse.Namespace) -> int:
         action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
         seat = env.possible_agents.index(agent)
         move = dominoes_env.describe_action(action, config, seat=seat)
-        print(f"\n{agent} plays {move}")
+        print(f"\n{agent} {_said(move)}")
+        core = env.unwrapped
+        hand, hand_index, scores_before = core.game.hand, core.game.hand_index, core.game.scores_before_hand.copy()
         env.step(action)
         finished = watcher.finished(env.infos[agent])
-        if finished is not None:
+        if finished is not None:  # the final board, every hand open, before the next deal replaces it
+            shown = scores_before if hands > 1 else None
+            print("\n" + render_table(hand, hand_index, hands, shown, "all"))
             how = "blocked" if finished.went_out is None else f"player_{finished.went_out} went out"
             print(f"\nHand {finished.hand_index + 1} over ({how}); pips left: "
                   + ", ".join(f"player_{s} {p}" for s, p in enumerate(finished.scores)))
@@ -47,3 +52,8 @@ def run(args: argparse.Namespace) -> int:
     print("\nGame scores (pips left over the game, lower is better): "
           + ", ".join(f"player_{s} {p}" for s, p in enumerate(info["game_scores"])))
     return 0
+
+
+def _said(move: str) -> str:
+    """A move as the demo tells it: "passes", "draws", or "plays (3|7) on own line"."""
+    return {"pass": "passes (no tile fits: marker up)", "draw": "draws (no tile fits)"}.get(move, f"plays {move}")

@@ -23,7 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hands-per-game", type=int, default=1,
                         help=f"hands per game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays full games with "
                              "engines N..0)")
-    parser.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
+    bar = parser.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
+                     help="show a progress bar even when the output is not a terminal")
+    bar.add_argument("--no-progress", dest="progress", action="store_const", const=False,
+                     help="do not show a progress bar (default: shown on a terminal only, so piped logs "
+                          "get no carriage-return frames)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         hands = options.count("--hands", args.hands, 1, MAX_HANDS)
         hands_per_game = options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME)
         result = evaluate(args.policies, hands, seed=seed, num_players=config, hands_per_game=hands_per_game,
-                          progress=not args.no_progress)
+                          progress=sys.stderr.isatty() if args.progress is None else args.progress)
     except ValueError as error:
         print(f"dominoes evaluate: error: {error}", file=sys.stderr)
         return 2

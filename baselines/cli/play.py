@@ -158,6 +158,10 @@ def play_in_terminal(config: GameConfig, num_hands: int, seed: int, seat: int, o
         else:
             view.say("No hand was finished.")
         return False
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, SIGHUP) at the prompt: what follows starts a line of its own
+        with contextlib.suppress(OSError):
+            view.say("")
+        raise
     else:
         view.scores(result.totals, players, final=True)
         return True
@@ -318,8 +322,8 @@ class Person(Policy):
             number = move_number(answer, len(texts))
             if number is not None:
                 return number
-            self.view.say(f"{shown(answer)} is not a move: type a number from 1 to {len(texts)}, h for a hint, or "
-                          f"q to quit")
+            numbers = "1 (or Enter: the only move)" if len(texts) == 1 else f"a number from 1 to {len(texts)}"
+            self.view.say(f"{shown(answer)} is not a move: type {numbers}, h for a hint, or q to quit")
 
 
 def move_number(answer: str, moves: int) -> int | None:

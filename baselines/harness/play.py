@@ -9,6 +9,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from baselines.policies.policy import Policy
+from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import HandEnded
 
 
@@ -71,7 +72,11 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
         if termination or truncation:
             env.step(None)
             continue
-        env.step(policies[seat_of[agent]].act(observation["observation"], observation["action_mask"]))
+        policy = policies[seat_of[agent]]
+        try:
+            env.step(policy.act(observation["observation"], observation["action_mask"]))
+        except IllegalActionError as error:  # with seats rotated the seat alone does not say who it was
+            raise IllegalActionError(f"{_label(policy)} (seat {agent}) made an illegal move: {error}") from None
         finished = watcher.finished(env.infos[agent])
         if finished is not None:
             hand_scores.append(list(finished.scores))
@@ -79,3 +84,11 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
             for policy in policies:
                 policy.reset()
     return GameResult(np.array(hand_scores, dtype=np.int64), tuple(went_out))
+
+
+def _label(policy: Policy) -> str:
+    """The policy's spec (its label), as the user wrote it; its class name if it has none."""
+    try:
+        return str(policy.label)
+    except Exception:  # a label that cannot be made is no reason to hide the illegal move
+        return type(policy).__name__

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _require_extras()
         out_dir = args.rate_only if args.rate_only is not None else _play(args)
-        return _report(out_dir)
+        return _report(out_dir, played=args.rate_only is None)
     except LeagueError as error:
         print(f"dominoes league: error: {error}", file=sys.stderr)
         return 2
@@ -162,7 +162,9 @@ def _progress_bar(total: int, done: int, disabled: bool):
                 disable=disabled, smoothing=0.1)
 
 
-def _report(out_dir: str) -> int:
+def _report(out_dir: str, played: bool) -> int:
+    """Rate the results in `out_dir`, print the table and write the report; `played`: this run
+    wrote results (``--rate-only`` only reads them, and says so)."""
     contents = read_results(results_path(out_dir))
     if contents.spec is None or not contents.records:
         raise LeagueError(f"{results_path(out_dir)} holds no finished game yet")
@@ -176,7 +178,8 @@ def _report(out_dir: str) -> int:
         paths = write_report(ratings, out_dir, command_line(contents.spec, ratings.games))
     except (OSError, FileRefused) as error:  # a report file that is a device, a FIFO, a link: refused, not replaced
         raise LeagueError(f"cannot write the ratings into {out_dir!r}: {error}") from None
-    print("\nwrote " + ", ".join(str(path) for path in [results_path(out_dir), *paths]))
+    written = [results_path(out_dir), *paths] if played else paths
+    print("\nwrote " + ", ".join(map(str, written)) + ("" if played else f" (from {results_path(out_dir)})"))
     return 0
 
 

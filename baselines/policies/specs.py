@@ -22,6 +22,7 @@ typed on the command line or built in Python (:attr:`baselines.policies.policy.P
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -86,7 +87,9 @@ class PolicySpec:
         if params:
             text += "(" + ", ".join(f"{key}={_shown(value)}" for key, value in params.items()) + ")"
         if checkpoint is not None:
-            text += f"@{checkpoint}" if isinstance(checkpoint, str) else f"(checkpoint={checkpoint!r})"
+            # a path as the user wrote it (a Path too: never "PosixPath('...')"); an object in memory by its repr
+            written = os.fspath(checkpoint) if isinstance(checkpoint, str | os.PathLike) else None
+            text += f"@{written}" if written is not None else f"(checkpoint={checkpoint!r})"
         return text
 
     def __str__(self) -> str:

@@ -81,7 +81,8 @@ def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
         played = _chain_text(hand, seat)
         total = "" if game_scores is None else f"  game score {int(game_scores[seat])}"
         size, value = hand.hand_sizes[seat], hand.open_values[seat]
-        lines.append(f"  player_{seat}  [{size:2d} tiles] {marker}  open {value:2d} : "
+        held = f"{size:2d} tile " if size == 1 else f"{size:2d} tiles"
+        lines.append(f"  player_{seat}  [{held}] {marker}  open {value:2d} : "
                      f"{played}{total}")
     dummy = _chain_text(hand, n)
     state = "(open)" if hand.dummy_open else "(closed)"
