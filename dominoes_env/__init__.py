@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 from dominoes_env.core import GameConfig, HandState, IllegalActionError, actions, make_config
@@ -24,7 +25,16 @@ from dominoes_env.single_agent import SingleAgentEnv
 from dominoes_env.single_agent_vector import SingleAgentVectorEnv
 from dominoes_env.vector import VectorDominoes
 
-__version__ = "0.2.0"
+
+def _installed_version() -> str:
+    """The version pyproject.toml gives, as installed; a source tree that is not installed says so."""
+    try:
+        return importlib.metadata.version("dominoes-env")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _installed_version()  #: the one version: the installed distribution's (pyproject.toml)
 ENV_ID = "dominoes/dominoes-v1"  #: PettingZoo's registry (AEC)
 GYMNASIUM_ID = "dominoes_env/Dominoes-v0"  #: Gymnasium's registry: the single-agent view (and its vector env)
 

@@ -109,3 +109,11 @@ def test_demo_tells_passes_and_draws_in_words_and_draws_the_final_board(capsys):
     assert dominoes(["demo", "--players", "3", "--highest", "6", "--boneyard", "--seed", "4"]) == 0
     with_boneyard = capsys.readouterr().out
     assert "plays draw" not in with_boneyard and with_boneyard.count(" draws (no tile fits)") == 3
+
+
+def test_the_version_is_the_installed_one(capsys):
+    import importlib.metadata
+
+    assert dominoes(["--version"]) == 0
+    assert capsys.readouterr().out == f"dominoes-env {importlib.metadata.version('dominoes-env')}\n"
+    assert dominoes_env.__version__ == importlib.metadata.version("dominoes-env")

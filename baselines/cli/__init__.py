@@ -55,9 +55,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     parser = OneLineParser(prog="dominoes", description="dominoes-env: play, evaluate, rank and train.")
+    parser.add_argument("--version", action="store_true", help="print the package's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in SUBCOMMANDS.items():
         commands.add_parser(name, help=help_text, add_help=False)
+    if argv == ["--version"]:
+        from dominoes_env import __version__  # the one version, read from the installed metadata
+
+        print(f"dominoes-env {__version__}")
+        return 0
     if not argv or argv[0] not in SUBCOMMANDS:
         parser.parse_args(argv or ["--help"])
         return 2
