@@ -280,13 +280,15 @@ class TablePainter:
         Args:
             hand: the position (a hand of this painter's table).
             hand_index: its number in the game (0 for the first).
-            game_scores: scores by seat before this hand, shown beside each player (multi-hand games).
+            game_scores: scores by seat before this hand, shown beside each player (multi-hand games);
+                once the hand is over they are shown with it counted, and the last hand of the game
+                says who won it.
             caption: a line under the heading, if the painter keeps one (``captions=True``).
         """
         if hand.config != self.config:
             raise ValueError(f"this painter draws {describe_table(self.config)}, not {describe_table(hand.config)}")
         frame = _Frame(self._background)
-        self._heading(frame, hand, hand_index, caption)
+        self._heading(frame, hand, hand_index, caption, game_scores)
         last = _last_played(hand)
         for line in range(self.config.num_lines):
             self._line(frame, hand, line, last, game_scores)
@@ -299,7 +301,8 @@ class TablePainter:
         return Image.fromarray(self.draw(hand, hand_index, game_scores, caption))
 
     # ------------------------------------------------------------------ parts
-    def _heading(self, frame: _Frame, hand: HandState, hand_index: int, caption: str) -> None:
+    def _heading(self, frame: _Frame, hand: HandState, hand_index: int, caption: str,
+                 game_scores: Sequence[int] | np.ndarray | None) -> None:
         config, tiles = self.config, self.config.tiles
         engine = tiles.name(tiles.double(hand.engine_value))
         frame.text(f"Hand {hand_index + 1}/{self.num_hands}   engine {engine}   {describe_table(config)}",
@@ -308,6 +311,8 @@ class TablePainter:
         if hand.is_over:
             how = f"player_{hand.went_out} went out" if hand.went_out is not None else "blocked"
             x = frame.text(f"Hand over: {how}", MARGIN, y, HIGHLIGHT, FELT)
+            if hand_index == self.num_hands - 1:  # the last hand: the game's result too
+                x = frame.text(_result(_after_hand(hand, game_scores)), x + 24, y, HIGHLIGHT, FELT)
         else:
             drew = " (has drawn)" if hand.drew else ""
             x = frame.text(f"player_{hand.current_player} to move{drew}", MARGIN, y, HIGHLIGHT, FELT)
@@ -340,8 +345,8 @@ class TablePainter:
             outline = WARNING if to_cover and k == len(played) - 1 else HIGHLIGHT if tile == last else None
             sprite = _tile(first, second, layout.cell, first == second, outline, background)
             x = frame.paste(sprite, x, middle - sprite.shape[0] // 2) + GAP
-        open_to_all = line == self.config.num_players or bool(hand.marker_up[line])
-        frame.paste(_open_value(int(hand.open_values[line]), open_to_all, background), x, middle - FONT_SIZE)
+        frame.paste(_open_value(int(hand.open_values[line]), _open_to_all(hand, line), background), x,
+                    middle - FONT_SIZE)
 
     def _label(self, frame: _Frame, hand: HandState, line: int, y: int, moving: bool, background: Colour,
                game_scores: Sequence[int] | np.ndarray | None) -> None:
@@ -357,7 +362,7 @@ class TablePainter:
             frame.paste(_mark("flag", background), end + 6, y + 1)
         details = f"{int(hand.scores()[line])} pips left" if hand.is_over else f"{int(hand.hand_sizes[line])} tiles"
         if game_scores is not None:
-            details += f", game {int(game_scores[line])}"
+            details += f", game {int(_after_hand(hand, game_scores)[line])}"
         frame.text(details, x, below, DIM, background)
 
     def _hands(self, frame: _Frame, hand: HandState) -> None:
@@ -379,6 +384,27 @@ class TablePainter:
                 frame.paste(_tile(low, high, layout.cell, False, None, FELT), MARGIN + column * step,
                             top + row * (layout.cell + GAP))
             y = top + layout.hand_rows * (layout.cell + GAP)
+
+
+def _open_to_all(hand: HandState, line: int) -> bool:
+    """Whether the line's open value gets the ring that means anyone may play there: the dummy
+    once it is open, a seat's line while its marker is up."""
+    return bool(hand.dummy_open) if line == hand.config.num_players else bool(hand.marker_up[line])
+
+
+def _after_hand(hand: HandState, game_scores: Sequence[int] | np.ndarray | None) -> np.ndarray:
+    """The game scores to show: those before the hand, with the hand counted once it is over."""
+    before = np.zeros(hand.config.num_players, dtype=np.int64) if game_scores is None else np.asarray(game_scores)
+    return before + hand.scores() if hand.is_over else before
+
+
+def _result(totals: np.ndarray) -> str:
+    """"Game over: player_2 wins with 14" (lowest total), or who tie."""
+    best = int(totals.min())
+    winners = [f"player_{seat}" for seat in np.flatnonzero(totals == best).tolist()]
+    if len(winners) == 1:
+        return f"Game over: {winners[0]} wins with {best}"
+    return f"Game over: {', '.join(winners[:-1])} and {winners[-1]} tie with {best}"
 
 
 def _line_name(config: GameConfig, line: int) -> str:

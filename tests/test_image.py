@@ -132,3 +132,36 @@ def test_the_readmes_picture_comes_from_its_example(tmp_path, monkeypatch):
     runpy.run_path(str(root / "examples" / "table_image.py"), run_name="__main__")
     with Image.open(out) as drawn, Image.open(root / "docs" / "images" / "table.png") as shipped:
         assert drawn.size == shipped.size
+
+
+def test_a_finished_hand_shows_the_game_score_with_it_and_the_last_hand_the_result():
+    from dominoes_env.image import _after_hand, _result
+
+    env = dominoes_env.raw_env(3, 6, num_hands=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while env.hand_ended is None:  # play the first hand out
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    finished = env.hand_ended
+    # the finished hand's position is gone from the env (the next hand is dealt); rebuild the totals
+    before = np.array([3, 1, 7])
+    hand = env.game.hand.copy()
+    assert not hand.is_over and _after_hand(hand, before).tolist() == [3, 1, 7]  # a hand in play: before it
+    assert _result(np.array(finished.totals)).startswith("Game over: player_")
+    assert _result(np.array([5, 2, 2])) == "Game over: player_1 and player_2 tie with 2"
+    assert _result(np.array([5, 2, 9])) == "Game over: player_1 wins with 2"
+
+
+def test_the_closed_dummy_line_carries_no_ring():
+    """The ring means anyone may play there; the dummy is open only once every line is started."""
+    from dominoes_env.core import rules
+    from dominoes_env.image import _open_to_all
+
+    env = dominoes_env.raw_env(3, 6)
+    env.reset(seed=0)
+    hand = env.game.hand
+    assert not hand.dummy_open and not _open_to_all(hand, 3)
+    opened = hand.copy()
+    opened.state[rules.DUMMY_OPEN] = 1
+    assert _open_to_all(opened, 3)
+    assert _open_to_all(hand, 0) == bool(hand.marker_up[0])
