@@ -61,8 +61,9 @@ class SingleAgentEnv(gymnasium.Env):
             generator, so ``reset(seed=...)`` fixes them too; ready objects are used as they
             are (their own generator is not reseeded). Opponent k sits k seats after the
             learner.
-        num_players, highest_double, num_hands: the table and the episode length, as in
-            :func:`dominoes_env.env`.
+        num_players: seats at the table, as in :func:`dominoes_env.env` (or a GameConfig).
+        highest_double: N of the double-N set.
+        num_hands: hands in an episode.
         seat: the learner's seat, or None (default) for a random seat at every reset. With
             one-hand episodes the player who is dealt fewer tiles sits in a fixed seat, so
             a fixed learning seat flatters (or handicaps) the learner.

@@ -48,9 +48,9 @@ class SingleAgentVectorEnv(VectorEnv):
             (specs, ``PolicySpec`` objects, or ready objects with ``act_batch``); opponent k
             sits k seats after the learner. Default ``"random"``. Named policies are built
             at every seeded reset from the env's generator.
-        num_players, highest_double, num_hands, seat, reward, observation, illegal_action,
-        table_rules: as in :class:`~dominoes_env.SingleAgentEnv`
-            (``seat=None``: a random learner seat in each game at each new game).
+        num_players: as in :class:`~dominoes_env.SingleAgentEnv`, as are `highest_double`,
+            `num_hands`, `seat` (``None``: a random learner seat in each game at each new game),
+            `reward`, `observation`, `illegal_action` and `table_rules`.
         threads: the batched engine's threads (:class:`~dominoes_env.vector.VectorDominoes`; default 1).
 
     ``reset(seed=...)`` and ``step(actions)`` follow Gymnasium 1.x: observations (B, D) int8

@@ -72,8 +72,10 @@ class VectorDominoes:
 
     Args:
         num_envs: B, the number of games.
-        num_players, highest_double, num_hands: the table and the game length, as in
-            :func:`dominoes_env.env` (a GameConfig in place of `num_players` brings its table rules).
+        num_players: seats at the table, as in :func:`dominoes_env.env` (a GameConfig brings its
+            table rules).
+        highest_double: N of the double-N set.
+        num_hands: hands in a game.
         reward: "score", "zero_sum" or "rank" (:mod:`dominoes_env.core.rewards`).
         seed: seeds the one generator every deal comes from (None: fresh entropy); the same
             seed plays the same games.

@@ -215,8 +215,8 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
             played under every seat rotation (and, with more entries than seats, to equal
             tables per entry).
         seed: the root of every deal and every policy's generator.
-        num_players, highest_double: the table size, or a GameConfig (the table with its rules) in
-            place of `num_players`.
+        num_players: the table size, or a GameConfig (the table with its rules).
+        highest_double: N of the double-N set (when `num_players` is a number).
         table_rules: the table rules as keywords (the rule book's game by default; see
             :func:`dominoes_env.make_config`).
         hands_per_game: hands per episode (1: single hands; N+1: full games, engines N..0).
