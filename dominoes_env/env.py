@@ -46,23 +46,20 @@ class DominoesEnv(AECEnv):
     vector is egocentric and binary; its layout (D = 479 for 4 players, double-nine, one
     hand) is, with n players, T tiles, V = N+1 values, M = ceil(T/n):
 
-    ==================  ===========  =========================================================
-    field               shape        meaning
-    ==================  ===========  =========================================================
-    ``hand``            T            tiles I hold
-    ``played``          (n+1) x T    [k, tile]: tile lies on line k (own, next seats, dummy)
-    ``open_values``     (n+1) x V    one-hot open value of each line
-    ``markers``         n            marker of seat k is up
-    ``lines_started``   n            seat k's line holds a tile
-    ``dummy_open``      1            the dummy line is open
-    ``hand_sizes``      n x M        thermometer: seat k holds more than j tiles
-    ``passed_last``     n            seat k's latest action was a pass
-    ``whose_turn``      n            one-hot seat to move (0 = me)
-    ``turns_until``     n x n        one-hot: seat k moves j turns from now
-    ``hand_number``     V            one-hot h of this hand's engine (h|h)
-    ``scores``          n x B        multi-hand games only: game score before this hand,
-                                     binary, least significant bit first
-    ==================  ===========  =========================================================
+    | field | shape | meaning |
+    |---|---|---|
+    | ``hand`` | T | tiles I hold |
+    | ``played`` | (n+1) x T | [k, tile]: tile lies on line k (own, next seats, dummy) |
+    | ``open_values`` | (n+1) x V | one-hot open value of each line |
+    | ``markers`` | n | marker of seat k is up |
+    | ``lines_started`` | n | seat k's line holds a tile |
+    | ``dummy_open`` | 1 | the dummy line is open |
+    | ``hand_sizes`` | n x M | thermometer: seat k holds more than j tiles |
+    | ``passed_last`` | n | seat k's latest action was a pass |
+    | ``whose_turn`` | n | one-hot seat to move (0 = me) |
+    | ``turns_until`` | n x n | one-hot: seat k moves j turns from now |
+    | ``hand_number`` | V | one-hot h of this hand's engine (h, h) |
+    | ``scores`` | n x B | multi-hand games: game score before this hand, binary, lowest bit first |
 
     :func:`dominoes_env.decode_observation` turns a vector back into named values and
     :func:`dominoes_env.layout_table` prints the exact indices.
