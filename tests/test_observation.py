@@ -221,7 +221,7 @@ def test_decode_refuses_what_no_position_produces(make_bad, message):
 def test_readme_and_docstring_document_the_layout():
     table = dominoes_env.layout_table(4, 9)
     assert table in README.read_text()
-    documented = re.findall(r"^    ``(\w+)``", dominoes_env.DominoesEnv.__doc__, flags=re.M)
+    documented = re.findall(r"^    \| ``(\w+)`` \|", dominoes_env.DominoesEnv.__doc__, flags=re.M)
     assert documented == FIELD_NAMES + ["scores"]
     assert f"D = {expected_size(4, 9, 1)}" in dominoes_env.DominoesEnv.__doc__
 
