@@ -234,7 +234,7 @@ class VectorDominoes:
         """Play ``actions[k]`` in game ``games[k]`` (distinct game indices) for its player to move.
 
         A game whose hand ends is dealt its next hand at once, unless that hand ended the
-        game: a finished game keeps its final position (and :attr:`game_scores`) until
+        game: a finished game keeps its final position (and ``game_scores``) until
         :meth:`new_games` deals it anew.
 
         Returns:
@@ -362,7 +362,7 @@ class VectorDominoes:
 
     # ------------------------------------------------------------------ inside
     def _loop(self, rows: int, serial: Any, parallel: Any, *arguments: Any, serial_bounds: bool = False) -> Any:
-        """Run a compiled loop over `rows` entries: on :attr:`threads` threads when asked for and the
+        """Run a compiled loop over `rows` entries: on ``threads`` threads when asked for and the
         loop spans more than one block, else serially (``serial_bounds``: the serial loop takes the
         entry range ``0, rows`` as its last arguments)."""
         if self.threads > 1 and rows > batch.BLOCK:

@@ -67,3 +67,15 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         return f"{opening}{posixpath.relpath(page_path, here or '.')}{anchor})"
 
     return LINK.sub(rewrite, markdown)
+
+
+#: a docstring's Sphinx-style reference as Markdown renders it: ``:class:`~a.b.C``` -> ``:class:<code>~a.b.C</code>``
+ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):<code>(~?)([\w.]+)(\(\))?</code>")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    """Docstrings name things the Sphinx way (``:class:`~a.b.C```), readable in ``help()``; the site
+    shows the name as code (``C`` for ``~a.b.C``). That every such name exists is a test
+    (tests/test_layers.py), so a renamed or moved name fails the run."""
+    return ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}{m.group(3) or ''}"
+                              f"</code>", html)

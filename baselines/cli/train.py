@@ -50,8 +50,8 @@ class Learner:
     Attributes:
         policy: the policy it trains (named in the learning curve).
         help: one line for ``dominoes train --help``.
-        config: ``module:Class`` of its configuration (a :class:`LearnerConfig`), imported when
-            its options are built.
+        config: ``module:Class`` of its configuration (a
+            :class:`~baselines.learning.config.LearnerConfig`), imported when its options are built.
         train: ``train(config, args, recorder) -> message``: checks what the run needs, trains
             (reporting to ``recorder.log()``), saves the final weights into ``recorder.out`` and
             says where they are.

@@ -2,11 +2,11 @@
 training tables on the batched engine, and the run's schedule, reports and evaluations.
 
 - :mod:`~baselines.learning.options`: how a configuration field is written on the command
-  line (:class:`Option`), and the checks learners share;
-- :mod:`~baselines.learning.config`: :class:`LearnerConfig`, the fields every learner's
+  line (:class:`~baselines.learning.options.Option`), and the checks learners share;
+- :mod:`~baselines.learning.config`: :class:`~baselines.learning.config.LearnerConfig`, the fields every learner's
   configuration starts with (table, curriculum, tables side by side, seed, evaluation);
-- :mod:`~baselines.learning.tables`: :class:`Tables`, many training tables side by side;
-- :mod:`~baselines.learning.run`: the chunks of a run, :class:`TrainingLog`, evaluations by
+- :mod:`~baselines.learning.tables`: :class:`~baselines.learning.tables.Tables`, many training tables side by side;
+- :mod:`~baselines.learning.run`: the chunks of a run, :class:`~baselines.learning.run.TrainingLog`, evaluations by
   the shared harness.
 
 Each learner (:mod:`baselines.td_lambda`, :mod:`baselines.linear_sarsa`) is a package of

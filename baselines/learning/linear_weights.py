@@ -90,7 +90,7 @@ class LinearFormat:
 class LinearWeights:
     """A linear learner's weights with the configuration that trained them; checked on construction.
 
-    Each learner subclasses it and sets :attr:`format` (its features, its learner, its file format).
+    Each learner subclasses it and sets ``format`` (its features, its learner, its file format).
 
     Attributes:
         w: float64, one weight per feature, in the format's order.

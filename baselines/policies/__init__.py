@@ -2,7 +2,7 @@
 hand-crafted players.
 
 - :mod:`~baselines.policies.policy`: :class:`Policy` (``act``; ``act_batch`` for a
-  :class:`BatchPolicy`), and the batched choosing helpers every player and learner shares.
+  :class:`~baselines.policies.policy.BatchPolicy`), and the batched choosing helpers every player and learner shares.
 - :mod:`~baselines.policies.specs`: a policy written as text (``best_line(max_line_length=6)@FILE:3``),
   plain data.
 - :mod:`~baselines.policies.registry`: names, import paths and installed packages' entry

@@ -53,7 +53,7 @@ class HandEnded:
 class Game:
     """A sequence of `num_hands` hands dealt from one seeded generator.
 
-    When a hand ends the next one is dealt at once, so :attr:`hand` is always the hand
+    When a hand ends the next one is dealt at once, so ``hand`` is always the hand
     being played (or the last one, once the game is over).
     """
 
