@@ -209,13 +209,18 @@ def _resolves(target: str, module: str, cls: str | None) -> bool:
         for cut in range(len(parts), 0, -1):
             try:
                 found: object = importlib.import_module(".".join(parts[:cut]))
-            except ImportError:
+            except ImportError as error:
+                missing = error.name or ""
+                if missing and not f"{'.'.join(parts[:cut])}.".startswith(f"{missing}."):
+                    return True  # it exists but needs an extra not installed here (torch): the full run checks it
                 continue
             try:
                 for part in parts[cut:]:
                     found = getattr(found, part)
             except AttributeError:
                 break
+            except ImportError:  # a learner's name that needs its extra (torch): the run with every library checks it
+                return True
             return True
     return False
 
