@@ -181,10 +181,10 @@ def open_for_writing(path: PathLike, *, append: bool = False) -> IO[bytes]:
             raise FileRefused(f"{os.fspath(path)}: is not a regular file; only a regular file (or a new one) is "
                               f"written") from None
         raise
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        kind = kind_of(os.fstat(descriptor).st_mode)
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
         os.close(descriptor)
-        raise FileRefused(f"{os.fspath(path)}: is {kind}; only a regular file (or a new one) is written")
+        raise FileRefused(f"{os.fspath(path)}: is {kind_of(mode)}; only a regular file (or a new one) is written")
     if not append:
         os.ftruncate(descriptor, 0)
     return os.fdopen(descriptor, "ab" if append else "wb")

@@ -269,11 +269,10 @@ def test_a_results_line_that_turns_a_seat_out_into_a_blocked_hand_is_refused(tmp
     line = json.loads(record.to_line())
     line["hand_scores"], line["went_out"] = [[0, 0, 5], [1, 2, 3]], [None, None]
     line["totals"] = [1, 2, 8]
-    write_results = [json.dumps(line)]
     _, writer = open_results(tmp_path, SPEC)
     writer.close()
     with open(results_path(tmp_path), "a") as handle:
-        handle.write(write_results[0] + "\n")
+        handle.write(json.dumps(line) + "\n")
     with pytest.raises(ResultsError, match="went_out is null \\(blocked\\) but 2 seat\\(s\\) hold 0 pips"):
         read_results(results_path(tmp_path))
 

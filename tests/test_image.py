@@ -137,17 +137,15 @@ def test_the_readmes_picture_comes_from_its_example(tmp_path, monkeypatch):
 def test_a_finished_hand_shows_the_game_score_with_it_and_the_last_hand_the_result():
     from dominoes_env.image import _after_hand, _result
 
-    env = dominoes_env.raw_env(3, 6, num_hands=2)
+    env = dominoes_env.raw_env(3, 6)  # one hand: when it ends the env keeps its final position
     env.reset(seed=0)
     rng = np.random.default_rng(0)
-    while env.hand_ended is None:  # play the first hand out
-        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
-    finished = env.hand_ended
-    # the finished hand's position is gone from the env (the next hand is dealt); rebuild the totals
     before = np.array([3, 1, 7])
-    hand = env.game.hand.copy()
-    assert not hand.is_over and _after_hand(hand, before).tolist() == [3, 1, 7]  # a hand in play: before it
-    assert _result(np.array(finished.totals)).startswith("Game over: player_")
+    assert _after_hand(env.game.hand, before).tolist() == [3, 1, 7]  # a hand in play: the scores before it
+    while env.hand_ended is None:
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    hand = env.game.hand
+    assert hand.is_over and _after_hand(hand, before).tolist() == (before + np.array(env.hand_ended.scores)).tolist()
     assert _result(np.array([5, 2, 2])) == "Game over: player_1 and player_2 tie with 2"
     assert _result(np.array([5, 2, 9])) == "Game over: player_1 wins with 2"
 

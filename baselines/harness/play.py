@@ -76,7 +76,7 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
         try:
             env.step(policy.act(observation["observation"], observation["action_mask"]))
         except IllegalActionError as error:  # with seats rotated the seat alone does not say who it was
-            raise IllegalActionError(f"{_label(policy)} (seat {agent}) made an illegal move: {error}") from None
+            raise IllegalActionError(f"{policy.label} (seat {agent}) made an illegal move: {error}") from None
         finished = watcher.finished(env.infos[agent])
         if finished is not None:
             hand_scores.append(list(finished.scores))
@@ -84,11 +84,3 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
             for policy in policies:
                 policy.reset()
     return GameResult(np.array(hand_scores, dtype=np.int64), tuple(went_out))
-
-
-def _label(policy: Policy) -> str:
-    """The policy's spec (its label), as the user wrote it; its class name if it has none."""
-    try:
-        return str(policy.label)
-    except Exception:  # a label that cannot be made is no reason to hide the illegal move
-        return type(policy).__name__

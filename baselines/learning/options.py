@@ -76,7 +76,9 @@ def bounded(help: str, minimum: float, maximum: float, many: bool = False, flag:
         return tuple(number(item) for item in text) if isinstance(text, list) else number(text)
 
     def show(value: Any) -> str:
-        return " ".join(map(str, value)) if isinstance(value, tuple) else f"{value:g}"
+        if isinstance(value, tuple):
+            return " ".join(map(str, value))
+        return str(value) if isinstance(value, int) else f"{value:g}"
 
     bounds = f"{minimum:,}" if isinstance(minimum, int) else f"{minimum:g}"
     bounds += " to " + (f"{maximum:,}" if isinstance(maximum, int) else f"{maximum:g}")
