@@ -16,24 +16,30 @@ from dominoes_env.core.config import (
     MAX_PLAYERS,
     MIN_HIGHEST,
     MIN_PLAYERS,
+    RULE_SETS,
     GameConfig,
     make_config,
+    table_arguments,
 )
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """``--players``, ``--highest`` and the table rules (``--boneyard``, ``--cover-doubles``,
-    ``--first-player``; the rule book's game by default, see docs/RULES.md)."""
+    """``--players``, ``--highest`` and the table rules (``--rules`` names a preset, e.g.
+    ``mexican_train``; ``--boneyard``, ``--cover-doubles``, ``--first-player`` set one option;
+    the rule book's game by default, see docs/RULES.md)."""
     parser.add_argument("--players", type=int, default=4,
                         help=f"number of players ({MIN_PLAYERS}-{MAX_PLAYERS}, default 4)")
     parser.add_argument("--highest", type=int, default=9,
                         help=f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST}, default 9)")
-    parser.add_argument("--boneyard", action="store_true",
+    parser.add_argument("--rules", choices=sorted(RULE_SETS), default=None,
+                        help="a named rule set: mexican_train (a boneyard and covered doubles, the game most "
+                             "people play with --highest 12) or rule_book (the default)")
+    parser.add_argument("--boneyard", action="store_true", default=None,
                         help="table rule: deal part of the set, keep the rest face down; a player who cannot "
                              "play draws one tile")
-    parser.add_argument("--cover-doubles", action="store_true",
+    parser.add_argument("--cover-doubles", action="store_true", default=None,
                         help="table rule: a double must be covered before any other move")
-    parser.add_argument("--first-player", choices=FIRST_PLAYERS, default="engine_holder",
+    parser.add_argument("--first-player", choices=FIRST_PLAYERS, default=None,
                         help="who moves first: the engine's holder (default) or the player after it")
 
 
@@ -45,15 +51,8 @@ def table(args: argparse.Namespace) -> GameConfig:
     """The table the options ask for, or a ValueError naming the option."""
     validation.integer("--players", args.players, MIN_PLAYERS, MAX_PLAYERS)
     validation.integer("--highest", args.highest, MIN_HIGHEST, MAX_HIGHEST)
-    return make_config(args.players, args.highest, boneyard=args.boneyard, cover_doubles=args.cover_doubles,
-                       first_player=args.first_player)
-
-
-def rule_arguments(config: GameConfig) -> str:
-    """The options of :func:`add_table_options` that ask for a table's rules (empty for the rule
-    book's game), as a command line writes them: what a report prints to reproduce a run."""
-    return ((" --boneyard" if config.boneyard else "") + (" --cover-doubles" if config.cover_doubles else "")
-            + (f" --first-player {config.first_player}" if config.first_player != "engine_holder" else ""))
+    return make_config(args.players, args.highest, rules=args.rules, boneyard=args.boneyard,
+                       cover_doubles=args.cover_doubles, first_player=args.first_player)
 
 
 def seed(args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
-from dominoes_env.core.config import MAX_HANDS_PER_GAME
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, table_arguments
 from dominoes_env.files import FileRefused
 
 DEFAULT_GAMES = 2000
@@ -186,6 +186,6 @@ def _report(out_dir: str, played: bool) -> int:
 def command_line(spec: LeagueSpec, games: int) -> str:
     """The ``dominoes league`` command that plays `games` games of `spec` (written into ratings.md)."""
     policies = " ".join(shlex.quote(f"{policy.label}:{copies}") for policy, copies in spec.policies)
-    rules = options.rule_arguments(spec.game)
+    rules = table_arguments(spec.game, size=False)
     return (f"dominoes league --policies {policies} --players {spec.num_players} --highest {spec.highest_double} "
             f"--hands-per-game {spec.hands_per_game} --games {games} --seed {spec.seed}{rules}")

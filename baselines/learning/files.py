@@ -3,27 +3,50 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from dominoes_env import files
-from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.config import GameConfig, describe_table, make_config, table_arguments
 
-#: The trained weights shipped in the package, ``POLICY_4p_d9.EXTENSION`` (package data).
+#: The trained weights shipped in the package, ``POLICY_TABLE.EXTENSION`` (package data), where
+#: TABLE is :func:`table_tag`'s, e.g. ``td_lambda_4p_d9.safetensors``,
+#: ``td_lambda_6p_d12_mexican_train.safetensors``.
 SHIPPED_DIRECTORY = Path(__file__).resolve().parent.parent / "checkpoints"
+_TAGGED = re.compile(r"(\d+)p_d(\d+)(?:_(mexican_train))?$")
+
+
+def table_tag(config: GameConfig) -> str | None:
+    """The table's part of a shipped file's name: ``4p_d9`` for the rule book's game,
+    ``6p_d12_mexican_train`` for the Mexican Train rules; None for rules no file is named for."""
+    size = f"{config.num_players}p_d{config.highest_double}"
+    return {"rule_book": size, "mexican_train": f"{size}_mexican_train"}.get(config.rule_set or "")
+
+
+def shipped_tables(policy: str, extension: str) -> list[GameConfig]:
+    """The tables a trained file of `policy` ships for, in file-name order."""
+    tables = []
+    for path in sorted(SHIPPED_DIRECTORY.glob(f"{policy}_*.{extension}")):
+        found = _TAGGED.match(path.name[len(policy) + 1:-len(extension) - 1])
+        if found:
+            tables.append(make_config(int(found[1]), int(found[2]), rules=found[3] or "rule_book"))
+    return tables
 
 
 def shipped_file(policy: str, extension: str, config: GameConfig, what: str, learner: str) -> Path:
-    """The trained `what` (e.g. "checkpoint") shipped for `policy` at a game: 4 players, double-nine,
-    the rule book's game only.
+    """The trained `what` (e.g. "checkpoint") shipped for `policy` at a table.
 
     Raises:
-        ValueError: none ships for this game; the message says how to train one (``dominoes train LEARNER``).
+        ValueError: none ships for this table; the message lists the tables that have one and
+            gives the command that trains the missing one.
     """
-    path = SHIPPED_DIRECTORY / f"{policy}_{config.num_players}p_d{config.highest_double}.{extension}"
-    if not path.is_file() or not config.is_default:
-        raise ValueError(f"no {policy} {what} ships for {describe_table(config)} (only 4 players, double-nine, "
-                         f"rule book); train one with `dominoes train {learner}` and pass checkpoint=PATH")
+    tag = table_tag(config)
+    path = SHIPPED_DIRECTORY / f"{policy}_{tag}.{extension}"
+    if tag is None or not path.is_file():
+        tables = "; ".join(describe_table(table) for table in shipped_tables(policy, extension)) or "none"
+        raise ValueError(f"no {policy} {what} ships for {describe_table(config)} (it ships for: {tables}); train "
+                         f"one with `dominoes train {learner}{table_arguments(config)}` and pass checkpoint=PATH")
     return path
 
 

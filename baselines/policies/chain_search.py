@@ -1,4 +1,4 @@
-"""The exact chain ("line") search of the best_line and persistent_line policies.
+"""The chain ("line") search of the best_line and persistent_line policies, exact within a budget.
 
 A *chain* is a sequence of tiles from the player's hand that it could lay one after
 another on its own line, starting from that line's open value: each tile has an end equal
@@ -32,6 +32,15 @@ good chains come early), pruned by an admissible upper bound on the value of eve
 maximal chain below a node (see :func:`_upper_bound`). A subtree is cut only when its
 bound is below the best value found so far, never when it could tie it, and ties are
 settled by comparing tile sequences; so the answer is exactly the exhaustive one.
+
+The budget: a search enters at most :data:`MAX_SEARCH_NODES` nodes, then keeps the best chain
+found so far. On hands of up to 14 tiles (4 players, double-nine; every table's usual hands)
+it never binds in the measurements of ``benchmarks/chain_search_bound.py``, so the answer is
+the exact one; on the long hands of 2 players with a double-twelve set (up to 45 tiles) the
+exact search may enter a million nodes, and the budget keeps a decision within a few times
+the cost of one at 4 players, double-nine, at the price of a slightly worse chain in the few
+hands where it binds (docs/baselines.md, "The chain search's bound", has the figures).
+``best_chain(..., max_nodes=None)`` is the exact search whatever it costs.
 """
 
 from __future__ import annotations
@@ -50,6 +59,11 @@ from dominoes_env.core.tiles import tile_set
 IN_LINE_DISCOUNT = 0.9
 OFF_LINE_DISCOUNT = 0.7
 MAX_LINE_LENGTH = 12
+#: The search's budget: nodes entered per search (docs/baselines.md, "The chain search's bound").
+#: Hands of up to 14 tiles (4 players, double-nine) never need more than a few thousand; a
+#: 45-tile hand (2 players, double-twelve) may need a million, and then gets the best chain
+#: found within the budget.
+MAX_SEARCH_NODES = 4096
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ def check_parameters(in_line_discount: float, off_line_discount: float, max_line
 
 def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
                in_line_discount: float = IN_LINE_DISCOUNT, off_line_discount: float = OFF_LINE_DISCOUNT,
-               max_line_length: int = MAX_LINE_LENGTH) -> Chain:
+               max_line_length: int = MAX_LINE_LENGTH, max_nodes: int | None = MAX_SEARCH_NODES) -> Chain:
     """The best chain the hand can lay on a line whose open value is `open_value`.
 
     Args:
@@ -101,6 +115,8 @@ def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
         highest_double: N of the double-N set (gives each tile's ends and pips).
         in_line_discount, off_line_discount: the discounts of the chain value, in (0, 1].
         max_line_length: longest chain considered.
+        max_nodes: the search's budget (:data:`MAX_SEARCH_NODES`, the policies'); None: none, the
+            exact best chain whatever it costs.
 
     Returns:
         The best maximal chain and its value; the empty chain (value
@@ -112,11 +128,12 @@ def best_chain(hand: Iterable[int], open_value: int, highest_double: int,
     hand_array = _hand_array(hand, tiles.num_tiles)
     if not 0 <= open_value <= highest_double:
         raise ValueError(f"open_value must be 0..{highest_double}, got {open_value}")
+    budget = 0 if max_nodes is None else validation.integer("max_nodes", max_nodes, 1, 2**62)
     out = np.empty(max_line_length, dtype=np.int64)
-    value, length = search_best_chain(hand_array, open_value, tiles.low, tiles.high,
-                                      discount_powers(in_line_discount, max_line_length),
-                                      discount_powers(off_line_discount, max_line_length),
-                                      max_line_length, out)
+    value, length, _ = search_chain(hand_array, open_value, tiles.low, tiles.high,
+                                 discount_powers(in_line_discount, max_line_length),
+                                 discount_powers(off_line_discount, max_line_length),
+                                 max_line_length, out, budget)
     return Chain(tuple(int(hand_array[i]) for i in out[:length]), float(value))
 
 
@@ -297,12 +314,27 @@ def _can_extend(here, adjacency, degree, used):
 
 @njit(cache=True)
 def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out):
-    """Exact best chain of `hand` (ascending tile indices) from `open_value`.
+    """The best chain of `hand` (ascending tile indices) from `open_value`, within
+    :data:`MAX_SEARCH_NODES` nodes: what the policies and the learners' features use.
 
     Writes the chain as positions in `hand` into `out` and returns (value, length).
     `in_pow`/`off_pow` are :func:`discount_powers` tables for at least max_line_length.
+    """
+    value, length, _ = search_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out,
+                                    MAX_SEARCH_NODES)
+    return value, length
+
+
+@njit(cache=True)
+def search_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out, max_nodes):
+    """:func:`search_best_chain` with a node budget of `max_nodes` (0: none, the exact search).
+
     The search is an explicit-stack depth-first search; level k of the stack holds the
-    chain of k tiles ending in ``value_at[k]``.
+    chain of k tiles ending in ``value_at[k]``. Once it has entered `max_nodes` nodes it stops
+    and returns the best chain found so far (at least the first, greedy one).
+
+    Returns:
+        (value, length, nodes entered): more than `max_nodes` nodes means the budget bound.
     """
     pips, is_double, adjacency, degree, by_pips = _hand_graph(hand, open_value, low, high)
     total = pips.sum()
@@ -321,10 +353,14 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
     best_length = 0
     value_at[0], cursor[0], in_line[0], chain_pips[0], non_doubles[0] = open_value, -1, 0.0, 0, 0
     depth = 0
+    nodes = 0
     while depth >= 0:
         here = value_at[depth]
         if cursor[depth] < 0:  # entering a node: a leaf is scored, an inner node bounded
             cursor[depth] = 0
+            nodes += 1
+            if max_nodes > 0 and nodes > max_nodes and best_length > 0:
+                break  # the budget is spent: keep the best chain found so far
             if depth == max_length or not _can_extend(here, adjacency, degree, used):
                 value = chain_value_of_parts(depth, in_line[depth], chain_pips[depth], non_doubles[depth], total,
                                              off_pow)
@@ -358,4 +394,4 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
         value_at[depth + 1] = pips[index] - here
         cursor[depth + 1] = -1
         depth += 1
-    return best, best_length
+    return best, best_length, nodes

@@ -16,6 +16,13 @@ MAX_HANDS_PER_GAME = 1000  # a full game is N+1 hands; longer games wrap around 
 MAX_HAND_INDEX = MAX_HANDS_PER_GAME - 1  #: a hand's number in its game: 0 to this, wherever one is taken
 FIRST_PLAYERS = ("engine_holder", "left_of_engine")
 
+#: Named rule sets: presets of the table rules, by the names players use. "mexican_train" is the
+#: game most people play (with a double-twelve set): a boneyard, and doubles that must be covered.
+RULE_SETS: dict[str, dict[str, Any]] = {
+    "rule_book": {"boneyard": False, "cover_doubles": False},
+    "mexican_train": {"boneyard": True, "cover_doubles": True},
+}
+
 #: Tiles each player is dealt when the game has a boneyard, for the double-12 set (91 tiles):
 #: the common Mexican Train rule (2-4 players 15, 5-6 players 12, 7-8 players 10).
 DOUBLE_TWELVE_DEAL = {2: 15, 3: 15, 4: 15, 5: 12, 6: 12, 7: 10, 8: 10}
@@ -58,8 +65,10 @@ class TableRules(TypedDict):
 class TableRuleOptions(TypedDict, total=False):
     """The table rules a view takes as keywords (``**table_rules``), each optional: the one typed
     place where the views' signatures name them. A new table rule is added here and in
-    :class:`TableRules`, :class:`GameConfig` and :func:`make_config`."""
+    :class:`TableRules`, :class:`GameConfig` and :func:`make_config`. ``rules`` names a preset
+    (:data:`RULE_SETS`), e.g. ``rules="mexican_train"``."""
 
+    rules: str
     boneyard: bool
     cover_doubles: bool
     first_player: str
@@ -148,6 +157,15 @@ class GameConfig:
         return ((rules.BONEYARD_RULE if self.boneyard else 0) | (rules.COVER_DOUBLES_RULE if self.cover_doubles else 0)
                 | (rules.LEFT_OF_ENGINE_RULE if self.first_player == "left_of_engine" else 0))
 
+    @property
+    def rule_set(self) -> str | None:
+        """The name of the preset these table rules are (:data:`RULE_SETS`, the engine's holder
+        moving first), or None."""
+        mine = {"boneyard": self.boneyard, "cover_doubles": self.cover_doubles}
+        if self.first_player != "engine_holder":
+            return None
+        return next((name for name, preset in RULE_SETS.items() if preset == mine), None)
+
     def rules_text(self) -> str:
         """The table rules in words, e.g. "boneyard, doubles covered" or "rule book"."""
         parts = (["boneyard"] if self.boneyard else []) + (["doubles covered"] if self.cover_doubles else []) + \
@@ -176,15 +194,30 @@ class GameConfig:
         return n * (n + 1) * (n + 2) // 2
 
 
-def make_config(num_players: int = 4, highest_double: int = 9, *, boneyard: bool = False,
-                cover_doubles: bool = False, first_player: str = "engine_holder") -> GameConfig:
+def make_config(num_players: int = 4, highest_double: int = 9, *, rules: str | None = None,
+                boneyard: bool | None = None, cover_doubles: bool | None = None,
+                first_player: str | None = None) -> GameConfig:
     """Validate a table size and its table rules and return the GameConfig.
+
+    `rules` names a preset of the options (:data:`RULE_SETS`: "rule_book", the default, or
+    "mexican_train": boneyard and covered doubles); an option given beside it must agree with it,
+    so ``make_config(6, 12, rules="mexican_train", first_player="left_of_engine")`` is fine and
+    ``boneyard=False`` beside "mexican_train" is refused.
 
     Raises:
         ValueError: if the number of players is outside 2..8, the set is outside
             double-6..double-18, the set cannot give each player a tile besides the engine,
-            or an option is not one of its values.
+            an option is not one of its values, or an option contradicts the named rule set.
     """
+    preset = RULE_SETS[validation.choice("rules", rules, RULE_SETS)] if rules is not None else {}
+    given = {"boneyard": boneyard, "cover_doubles": cover_doubles, "first_player": first_player}
+    for option, value in given.items():
+        if value is not None and option in preset and value != preset[option]:
+            raise ValueError(f"rules={rules!r} sets {option}={preset[option]!r}; leave {option} out or "
+                             f"choose other rules (the rule sets: {sorted(RULE_SETS)})")
+    boneyard = preset.get("boneyard", False) if boneyard is None else boneyard
+    cover_doubles = preset.get("cover_doubles", False) if cover_doubles is None else cover_doubles
+    first_player = preset.get("first_player", "engine_holder") if first_player is None else first_player
     num_players = validation.integer("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS, "players at the table")
     highest_double = validation.integer("highest_double", highest_double, MIN_HIGHEST, MAX_HIGHEST,
                                         f"the double-{MIN_HIGHEST} to double-{MAX_HIGHEST} sets")
@@ -224,9 +257,22 @@ def table_of(num_players: int | GameConfig, highest_double: int = 9,
 
 
 def describe_table(config: GameConfig) -> str:
-    """E.g. "4 players, double-9" or "4 players, double-9 (boneyard, doubles covered)"."""
-    rules = "" if config.is_default else f" ({config.rules_text()})"
+    """E.g. "4 players, double-9" or "6 players, double-12 (mexican_train: boneyard, doubles covered)"."""
+    named = f"{config.rule_set}: " if config.rule_set not in (None, "rule_book") else ""
+    rules = "" if config.is_default else f" ({named}{config.rules_text()})"
     return f"{config.num_players} players, double-{config.highest_double}{rules}"
+
+
+def table_arguments(config: GameConfig, size: bool = True) -> str:
+    """The table as the ``dominoes`` commands' options (``--players``, ``--highest`` when `size`,
+    then the rules: ``--rules mexican_train``, or one option per rule; nothing for the rule book),
+    e.g. " --players 6 --highest 12 --rules mexican_train": what a report or an error message
+    prints so that a run can be repeated."""
+    sized = f" --players {config.num_players} --highest {config.highest_double}" if size else ""
+    if config.rule_set == "mexican_train":
+        return sized + " --rules mexican_train"
+    return (sized + (" --boneyard" if config.boneyard else "") + (" --cover-doubles" if config.cover_doubles else "")
+            + (f" --first-player {config.first_player}" if config.first_player != "engine_holder" else ""))
 
 
 def config_of(table: int | GameConfig, highest_double: int = 9) -> GameConfig:
