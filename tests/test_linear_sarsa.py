@@ -268,8 +268,9 @@ def test_the_shipped_weights_load_play_legal_moves_and_sit_in_the_default_league
     assert LinearSarsaPolicy.plays_by_default(make_config(4, 9))
     for other in (make_config(3, 9), make_config(4, 12), make_config(4, 9, boneyard=True)):
         assert not LinearSarsaPolicy.plays_by_default(other)
-        with pytest.raises(ValueError, match=r"no linear_sarsa weights file ships for .*\(it ships for: .*4 players, double-9.*\); train one "
-                           r"with `dominoes train sarsa --players \d --highest \d+.*`"):
+        shipped = r"\(it ships for: .*4 players, double-9.*\)"
+        with pytest.raises(ValueError, match=rf"no linear_sarsa weights file ships for .*{shipped}; train one "
+                                             r"with `dominoes train sarsa --players \d --highest \d+.*`"):
             make_policy("linear_sarsa", other)
     result = evaluate(["linear_sarsa", "random", "greedy", "double"], num_hands=40, seed=0)
     assert result.num_hands == 40

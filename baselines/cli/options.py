@@ -19,7 +19,6 @@ from dominoes_env.core.config import (
     RULE_SETS,
     GameConfig,
     make_config,
-    table_arguments,
 )
 
 
