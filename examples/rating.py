@@ -3,12 +3,14 @@ then a table against the shipped baselines. Shared by the library examples, so e
 measures the same thing the same way; :class:`SavedRun` and :class:`LoggedRun` are what an
 example's run leaves (its files, its training log) for the tests to read.
 
-The gain is measured by two calls of :func:`baselines.harness.evaluate` with the same seed, which play
-the same deals under every seat rotation whatever the policies:
+Both are played at the table the agent was trained on (``--players``, ``--highest``, ``--rules``;
+4 players, double-nine and the rule book's game by default). The gain is measured by two calls of
+:func:`baselines.harness.evaluate` with the same seed, which play the same deals under every seat
+rotation whatever the policies:
 
-- ``evaluate([agent, "random", "random", "random"])``: the agent's pips per hand, in each seat
-  once per deal;
-- ``evaluate(["random"] * 4)``: a random player's pips per hand in those seats and deals.
+- ``evaluate([agent, "random", ...])``, random players in the other seats: the agent's pips per
+  hand, in each seat once per deal;
+- ``evaluate(["random"] * num_players)``: a random player's pips per hand in those seats and deals.
 
 A random player is the reference because the agent was trained against random players, and
 because comparing means over the same deals and seats removes the luck of the deal (the short
@@ -27,16 +29,22 @@ import numpy as np
 from baselines import Policy, evaluate
 from baselines.harness.evaluate import EvaluationResult
 from baselines.harness.statistics import ci95_half_width
+from dominoes_env.core.config import GameConfig, make_config
 
 #: The shipped hand-crafted baselines of the mixed table, strongest first.
 BASELINES = ("persistent_line", "double", "greedy")
 
+#: The table the examples train and rate on unless told otherwise: 4 players, double-nine, the rule book.
+DEFAULT_TABLE = make_config(4, 9)
+
+_OTHER_SEATS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+
 
 @dataclass(frozen=True)
 class GainOverRandom:
-    """The agent against a random player in the same seats and deals (4 players, double-nine)."""
+    """The agent against a random player in the same seats and deals (at the agent's table)."""
 
-    agent_pips: float  # the agent's mean pips left per hand, against three random players
+    agent_pips: float  # the agent's mean pips left per hand, random players in the other seats
     random_pips: float  # a random player's mean pips per hand in the same seats and deals
     ci95: float  # half-width of the 95% interval of the gain, over deals (paired by deal)
     hands: int  # hands the agent played
@@ -53,13 +61,22 @@ class GainOverRandom:
                 f"({self.hands} hands, seed {self.seed})")
 
 
-def gain_over_random(agent: Policy, hands: int, seed: int) -> tuple[GainOverRandom, EvaluationResult]:
-    """Rate `agent` against three random players and four random players on the same deals.
+def random_players(table: GameConfig) -> str:
+    """The other seats of `table` in words: "three random players" at 4 players, "a random player" at 2."""
+    others = table.num_players - 1
+    return "a random player" if others == 1 else f"{_OTHER_SEATS[others]} random players"
+
+
+def gain_over_random(agent: Policy, hands: int, seed: int,
+                     table: GameConfig = DEFAULT_TABLE) -> tuple[GainOverRandom, EvaluationResult]:
+    """Rate `agent` with random players in the other seats of `table`, and a table of random players
+    only, on the same deals.
 
     Returns the gain and the agent's own evaluation (its table, head-to-head and raw hands).
     """
-    with_agent = evaluate([agent, "random", "random", "random"], num_hands=hands, seed=seed)
-    all_random = evaluate(["random"] * 4, num_hands=hands, seed=seed)
+    others = ["random"] * (table.num_players - 1)
+    with_agent = evaluate([agent, *others], num_hands=hands, seed=seed, num_players=table)
+    all_random = evaluate(["random"] * table.num_players, num_hands=hands, seed=seed, num_players=table)
     assert np.array_equal(np.unique(with_agent.deal), np.unique(all_random.deal))  # same deals, by design
     agent_per_deal = with_agent.per_deal_means(agent.label)
     random_per_deal = all_random.per_deal_means("random")
@@ -74,15 +91,23 @@ class Rating:
     """What :func:`rate` measured."""
 
     gain: GainOverRandom
-    against_random: EvaluationResult  # the agent and three random players
+    against_random: EvaluationResult  # the agent and random players in the other seats
     against_baselines: EvaluationResult  # the agent and the shipped baselines
 
 
-def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELINES) -> Rating:
-    """Rate `agent` against random players, then against `baselines`; print the tables and the gain."""
-    gain, against_random = gain_over_random(agent, hands, seed)
-    print(f"\n## {agent.label} against three random players\n\n{against_random.table()}\n\n{gain.line()}")
-    against_baselines = evaluate([agent, *baselines], num_hands=hands, seed=seed)
+def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELINES,
+         table: GameConfig = DEFAULT_TABLE) -> Rating:
+    """Rate `agent` against random players, then against `baselines`, at `table`; print the tables and the gain.
+
+    The baselines' table lists the agent and every baseline; with fewer seats than entries
+    :func:`~baselines.harness.evaluate` deals each hand to a seated subset in turn, and with more
+    seats than entries the baselines are listed again (in order) to fill them.
+    """
+    gain, against_random = gain_over_random(agent, hands, seed, table)
+    print(f"\n## {agent.label} against {random_players(table)}\n\n{against_random.table()}\n\n{gain.line()}")
+    seats = max(len(baselines), table.num_players - 1)
+    entries = [baselines[index % len(baselines)] for index in range(seats)]
+    against_baselines = evaluate([agent, *entries], num_hands=hands, seed=seed, num_players=table)
     print(f"\n## {agent.label} against the baselines\n\n{against_baselines.table()}", flush=True)
     return Rating(gain, against_random, against_baselines)
 

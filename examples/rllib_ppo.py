@@ -2,12 +2,14 @@
 
     python examples/rllib_ppo.py --seed 0                                # 5 x 2,000 steps, then the rating
     python examples/rllib_ppo.py --iterations 1 --batch-size 400 --eval-hands 48       # a smoke run
+    python examples/rllib_ppo.py --players 3 --highest 12 --rules mexican_train   # another table
 
 RLlib pins its own gymnasium, so it lives in its own virtual environment (see
 docs/integrations/rllib.md): ``python3 -m venv .venv-rllib && . .venv-rllib/bin/activate &&
 pip install "torch==2.13.0" && pip install -e ".[test]" "ray[rllib]>=2.60"``.
 
-What RLlib needs, and why each piece is here:
+It trains and rates at the table of ``--players``, ``--highest`` and ``--rules`` (4 players,
+double-nine and the rule book by default). What RLlib needs, and why each piece is here:
 
 - A ``MultiAgentEnv`` (:class:`DominoesMultiAgentEnv`, below) over the AEC env. RLlib computes
   an action for every agent that is handed an observation, so only the agent to move gets one;
@@ -26,9 +28,9 @@ What RLlib needs, and why each piece is here:
 - One policy for every seat (``policy_mapping_fn``): the observation is egocentric, so one
   network can play any seat, and it learns from all of them.
 - The rating (``examples/rating.py``, shared by the library examples): the greedy trained policy,
-  wrapped by ``FunctionPolicy`` around the module's masked inference pass, against three random
-  players beside a random player in the same seats and deals, then a table with the shipped
-  baselines (persistent_line, double, greedy).
+  wrapped by ``FunctionPolicy`` around the module's masked inference pass, against random players
+  in the other seats beside a random player in the same seats and deals, then a table with the
+  shipped baselines (persistent_line, double, greedy), at the table it trained on.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import gymnasium as gym
 import numpy as np
 import ray
 import torch
-from rating import LoggedRun, rate
+from rating import DEFAULT_TABLE, LoggedRun, rate
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -54,9 +56,10 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 
 import dominoes_env
 from baselines.adapters import FunctionPolicy
-from baselines.cli.options import count
+from baselines.cli.options import add_table_options, count
+from baselines.cli.options import table as read_table
+from dominoes_env import GameConfig
 
-NUM_PLAYERS, HIGHEST_DOUBLE = 4, 9  # the table examples/rating.py rates on
 POLICY = "shared"  # the one policy every seat maps to
 
 #: PPO's settings. A hand is about 14 decisions per seat with one reward at the end, so
@@ -74,7 +77,8 @@ MAX_ITERATIONS, MAX_BATCH_SIZE, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
 class DominoesMultiAgentEnv(MultiAgentEnv):
     """The AEC env as an RLlib MultiAgentEnv: the agent to move is the only one observed.
 
-    ``config`` holds the env's keyword arguments (``num_players``, ``highest_double``, ...).
+    ``config`` holds the env's keyword arguments (``num_players``, ``highest_double`` and the table
+    rules: :func:`env_config`).
     Observations are ``{"observations": float32 vector, "action_mask": float32 mask}``, the
     layout RLlib's action-masking module reads. An illegal action still raises the env's
     ``IllegalActionError``: nothing here hides or repairs it.
@@ -113,11 +117,16 @@ class DominoesMultiAgentEnv(MultiAgentEnv):
                 "action_mask": observation["action_mask"].astype(np.float32)}
 
 
-def make_config(batch_size: int, seed: int) -> PPOConfig:
-    """PPO on the adapter: sampling in the driver process, one shared masked module."""
+def env_config(table: GameConfig) -> dict[str, Any]:
+    """`table` as the keyword arguments of ``dominoes_env.raw_env`` (RLlib's ``env_config`` is a dict)."""
+    return {"num_players": table.num_players, "highest_double": table.highest_double, **table.rules()}
+
+
+def make_config(batch_size: int, seed: int, table: GameConfig = DEFAULT_TABLE) -> PPOConfig:
+    """PPO on the adapter at `table`: sampling in the driver process, one shared masked module."""
     return (
         PPOConfig()
-        .environment(DominoesMultiAgentEnv, env_config={"num_players": NUM_PLAYERS, "highest_double": HIGHEST_DOUBLE},
+        .environment(DominoesMultiAgentEnv, env_config=env_config(table),
                      disable_env_checking=True)  # the check's random actions ignore the mask
         .env_runners(num_env_runners=0)  # sample in this process: two cores are not worth a worker
         .learners(num_learners=0)
@@ -163,27 +172,30 @@ class IterationLog:
     seconds: float
 
 
-def _log(result: dict, seconds: float) -> IterationLog:
+def _log(result: dict, seconds: float, num_players: int) -> IterationLog:
     learner = result["learners"][POLICY]
     runners = result["env_runners"]
     # episode_return_mean sums the returns of every seat; with the default "score" reward it is
     # minus the pips left at the table.
     returns = runners.get("episode_return_mean", math.nan)
     return IterationLog(env_steps=int(runners["num_env_steps_sampled"]), episodes=int(runners["num_episodes"]),
-                        mean_pips=-float(returns) / NUM_PLAYERS, policy_loss=float(learner["policy_loss"]),
+                        mean_pips=-float(returns) / num_players, policy_loss=float(learner["policy_loss"]),
                         vf_loss=float(learner["vf_loss"]), entropy=float(learner["entropy"]), seconds=seconds)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_table_options(parser)  # --players, --highest, --rules ..., as the dominoes commands take them
     parser.add_argument("--iterations", type=int, default=5, help="algo.train() calls (default 5)")
     parser.add_argument("--batch-size", type=int, default=2000,
                         help="env steps (one move each) per iteration (default 2000: about 35 hands)")
     parser.add_argument("--eval-hands", type=int, default=2000,
-                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations)")
+                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
+                             "at 4 players)")
     parser.add_argument("--seed", type=int, default=0, help="seeds RLlib and the rating's deals (default 0)")
     args = parser.parse_args(argv)
     try:
+        args.table = read_table(args)
         count("--iterations", args.iterations, 1, MAX_ITERATIONS)
         count("--batch-size", args.batch_size, MINIBATCH, MAX_BATCH_SIZE)
         count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
@@ -198,11 +210,11 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     args = parse_args(argv)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        algo = make_config(args.batch_size, args.seed).build_algo()
+        algo = make_config(args.batch_size, args.seed, args.table).build_algo()
         logs = []
         started = time.perf_counter()
         for iteration in range(1, args.iterations + 1):
-            logs.append(_log(algo.train(), time.perf_counter() - started))
+            logs.append(_log(algo.train(), time.perf_counter() - started, args.table.num_players))
             log = logs[-1]
             print(f"iteration {iteration}: {log.env_steps} steps, {log.episodes} hands, self-play mean pips "
                   f"{log.mean_pips:.2f}; policy loss {log.policy_loss:+.4f}, vf loss {log.vf_loss:.4f}, "
@@ -212,8 +224,8 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     finally:
         ray.shutdown()
     label = f"rllib_ppo({sum(log.env_steps for log in logs)} steps)"
-    agent = FunctionPolicy(NUM_PLAYERS, HIGHEST_DOUBLE, predict=greedy_predict(module), label=label)
-    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
+    agent = FunctionPolicy(args.table, predict=greedy_predict(module), label=label)
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
-"""sb3-contrib's MaskablePPO on the single-agent view against three random players, rated against the baselines.
+"""sb3-contrib's MaskablePPO on the single-agent view against random players, rated against the baselines.
 
     python examples/sb3_maskable_ppo.py --seed 0                    # 100,000 steps, then 2,000 hands of rating
     python examples/sb3_maskable_ppo.py --steps 8192 --eval-hands 400   # a smoke run
+    python examples/sb3_maskable_ppo.py --players 3 --highest 12 --rules mexican_train   # another table
     dominoes evaluate maskable_ppo@runs/sb3_maskable_ppo/model.zip random:3 --hands 2000
 
 Needs the ``sb3`` (or ``examples``) extra. How the pieces fit, and why each is there:
 
-- ``SingleAgentEnv`` (4 players, double-nine, one hand per episode): the learner's seat is drawn
+- ``SingleAgentEnv`` (the table of ``--players``, ``--highest`` and ``--rules``: 4 players,
+  double-nine and the rule book by default; one hand per episode): the learner's seat is drawn
   at every reset, because the seat decides who holds the short hand and who moves first; a
   fixed seat would flatter or handicap the learner. Between two of its moves the other seats
   are played by random players, and the reward of a step is everything the learner earned in
@@ -17,9 +19,11 @@ Needs the ``sb3`` (or ``examples``) extra. How the pieces fit, and why each is t
   probabilities are spread over legal moves only. The saved model needs the mask again to act:
   the ``maskable_ppo`` policy passes it (``maskable_ppo@model.zip`` on the command line).
 - ``Monitor`` records each episode's return, which the progress line below prints.
-- The rating (``examples/rating.py``): the agent's pips per hand against three random players,
-  beside a random player's in the same seats and deals, then a table with the shipped
-  baselines (persistent_line, double, greedy).
+- The rating (``examples/rating.py``), at the same table: the agent's pips per hand against random
+  players in the other seats, beside a random player's in the same seats and deals, then a table
+  with the shipped baselines (persistent_line, double, greedy). A model trained at another table
+  plays at that table only: ``dominoes evaluate maskable_ppo@FILE random:2 --players 3 --highest 12
+  --rules mexican_train``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from rating import SavedRun, rate
+from rating import DEFAULT_TABLE, SavedRun, rate
 from sb3_contrib import MaskablePPO
 from sb3_progress import ProgressLine
 from settings_cli import add_options, add_run_options, check_run_options, read_options
@@ -40,7 +44,7 @@ from stable_baselines3.common.monitor import Monitor
 
 from baselines import make_policy
 from baselines.learning.options import bounded
-from dominoes_env import SingleAgentEnv
+from dominoes_env import GameConfig, SingleAgentEnv
 
 
 @dataclass(frozen=True)
@@ -73,14 +77,15 @@ class PPOSettings:
 DEFAULT_STEPS = 100_000
 
 
-def make_env() -> Monitor:
-    """The learner's view of the table: a random seat each hand, random players in the other seats."""
-    return Monitor(SingleAgentEnv(opponents="random", num_players=4, highest_double=9))
+def make_env(table: GameConfig = DEFAULT_TABLE) -> Monitor:
+    """The learner's view of `table`: a random seat each hand, random players in the other seats."""
+    return Monitor(SingleAgentEnv(opponents="random", num_players=table))
 
 
-def train(steps: int, seed: int, settings: PPOSettings = PPOSettings()) -> MaskablePPO:
-    """MaskablePPO for `steps` env steps, seeded for repeatable runs."""
-    model = MaskablePPO("MlpPolicy", make_env(), seed=seed, device="cpu", verbose=0, **settings.model_arguments())
+def train(steps: int, seed: int, settings: PPOSettings = PPOSettings(), table: GameConfig = DEFAULT_TABLE
+          ) -> MaskablePPO:
+    """MaskablePPO for `steps` env steps at `table`, seeded for repeatable runs."""
+    model = MaskablePPO("MlpPolicy", make_env(table), seed=seed, device="cpu", verbose=0, **settings.model_arguments())
     model.learn(total_timesteps=steps, callback=ProgressLine())
     return model
 
@@ -99,13 +104,13 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back as a policy, and rate it."""
     args = parse_args(argv)
     started = time.perf_counter()
-    model = train(args.steps, args.seed, args.settings)
+    model = train(args.steps, args.seed, args.settings, args.table)
     train_seconds = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
-    agent = make_policy("maskable_ppo", 4, 9, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
-    rating = rate(agent, args.eval_hands, args.rating_seed)
+    agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
+    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table)
     return SavedRun(args.out, args.steps, train_seconds, rating)
 
 

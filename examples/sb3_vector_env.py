@@ -2,19 +2,22 @@
 
     python examples/sb3_vector_env.py --seed 0                          # 200,000 steps from 64 games
     python examples/sb3_vector_env.py --steps 16384 --eval-hands 400    # a smoke run
+    python examples/sb3_vector_env.py --players 3 --highest 12 --rules mexican_train   # another table
     dominoes evaluate maskable_ppo@runs/sb3_vector_env/model.zip random:3 --hands 2000
 
 Needs the ``sb3`` (or ``examples``) extra. The pieces:
 
-- ``SingleAgentVectorEnv(games, opponents)``: that many games on the batched engine, one
-  learning seat in each (a random seat per game and episode), the other seats played inside
-  the batch (random players choose for all their games at once). Rewards, masks and the
-  penalty for an illegal move are ``SingleAgentEnv``'s.
+- ``SingleAgentVectorEnv(games, opponents, table)``: that many games on the batched engine (at the
+  table of ``--players``, ``--highest`` and ``--rules``: 4 players, double-nine and the rule book
+  by default), one learning seat in each (a random seat per game and episode), the other seats
+  played inside the batch (random players choose for all their games at once). Rewards, masks
+  and the penalty for an illegal move are ``SingleAgentEnv``'s.
 - ``SB3VecEnv``: the vector env as SB3's ``VecEnv``, in place of a ``DummyVecEnv`` of single
   envs; MaskablePPO asks it for the masks through ``env_method("action_masks")``.
 - ``VecMonitor``: each episode's return, for the progress line.
-- The rating (``examples/rating.py``): the agent against three random players beside a
-  random player in the same seats and deals, then a table with the shipped baselines.
+- The rating (``examples/rating.py``), at the same table: the agent against random players in
+  the other seats beside a random player in the same seats and deals, then a table with the
+  shipped baselines.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-from rating import SavedRun, rate
+from rating import DEFAULT_TABLE, SavedRun, rate
 from sb3_contrib import MaskablePPO
 from sb3_progress import ProgressLine
 from settings_cli import add_run_options, check_run_options
@@ -34,12 +37,13 @@ from stable_baselines3.common.vec_env import VecMonitor
 from baselines import make_policy
 from baselines.adapters.sb3_vec_env import SB3VecEnv
 from baselines.cli.options import count
-from dominoes_env import SingleAgentVectorEnv
+from dominoes_env import GameConfig, SingleAgentVectorEnv
 
 
-def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps: int = 64) -> MaskablePPO:
-    """MaskablePPO on `games` games stepped at once, `n_steps` per game per rollout."""
-    env = VecMonitor(SB3VecEnv(SingleAgentVectorEnv(games, opponents=opponents)))
+def train(games: int, steps: int, seed: int, opponents: str = "random", n_steps: int = 64,
+          table: GameConfig = DEFAULT_TABLE) -> MaskablePPO:
+    """MaskablePPO on `games` games of `table` stepped at once, `n_steps` per game per rollout."""
+    env = VecMonitor(SB3VecEnv(SingleAgentVectorEnv(games, opponents, num_players=table)))
     model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=512, n_epochs=10, gamma=1.0, ent_coef=0.01,
                         learning_rate=3e-4, policy_kwargs={"net_arch": [256, 256]}, seed=seed, device="cpu")
     model.learn(total_timesteps=steps, callback=ProgressLine())
@@ -66,18 +70,19 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back as a policy, and rate it."""
     args = parse_args(argv)
     try:
-        SingleAgentVectorEnv(1, opponents=args.opponents)  # a bad spec is one line before any training
+        SingleAgentVectorEnv(1, args.opponents, args.table)  # a bad spec: one line before any training
     except ValueError as error:
         raise SystemExit(f"sb3_vector_env.py: error: --opponents: {error}") from None
     started = time.perf_counter()
-    model = train(args.games, args.steps, args.seed, args.opponents, args.n_steps)
+    model = train(args.games, args.steps, args.seed, args.opponents, args.n_steps, args.table)
     train_seconds = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     print(f"trained {model.num_timesteps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out}",
           flush=True)
-    agent = make_policy("maskable_ppo", 4, 9, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
-    return SavedRun(args.out, model.num_timesteps, train_seconds, rate(agent, args.eval_hands, args.rating_seed))
+    agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
+    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table)
+    return SavedRun(args.out, model.num_timesteps, train_seconds, rating)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The library examples' command line: the options every example shares (budget, seeds, output, rating),
-and options derived from an example's settings dataclass by the package's one generator
+"""The library examples' command line: the options every example shares (the table, budget, seeds, output,
+rating), and options derived from an example's settings dataclass by the package's one generator
 (:mod:`baselines.learning.options`, which ``dominoes train`` uses too), so the defaults live in one place.
 
 Each field becomes ``--field-name`` (a tuple of ints takes several values: ``--net-arch 64 64``),
@@ -18,7 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TypeVar
 
-from baselines.cli.options import count
+from baselines.cli.options import add_table_options, count, table
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 
 Settings = TypeVar("Settings")
@@ -29,7 +29,9 @@ SEED_LIMIT = 2**32  # the libraries seed NumPy's legacy (global) generator, whic
 
 
 def add_run_options(parser: argparse.ArgumentParser, default_steps: int, default_out: Path) -> None:
-    """``--steps``, ``--seed``, ``--rating-seed``, ``--out`` and ``--eval-hands``."""
+    """The table (``--players``, ``--highest``, ``--rules`` and the table rules, as the ``dominoes``
+    commands take them), ``--steps``, ``--seed``, ``--rating-seed``, ``--out`` and ``--eval-hands``."""
+    add_table_options(parser)
     parser.add_argument("--steps", type=int, default=default_steps,
                         help=f"env steps of training (the learner's decisions; default {default_steps:,})")
     parser.add_argument("--seed", type=int, default=0, help="seeds training and the rating's deals (default 0)")
@@ -39,12 +41,16 @@ def add_run_options(parser: argparse.ArgumentParser, default_steps: int, default
     parser.add_argument("--out", type=Path, default=default_out,
                         help=f"where to save the trained model (default {default_out})")
     parser.add_argument("--eval-hands", type=int, default=2000,
-                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations)")
+                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
+                             "at 4 players)")
 
 
 def check_run_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Check the shared options (a bad one exits with the parser's one-line error); fill in ``rating_seed``."""
+    """Check the shared options (a bad one exits with the parser's one-line error); set ``table``
+    (the :class:`~dominoes_env.core.config.GameConfig` the example trains and rates on) and fill in
+    ``rating_seed``."""
     try:
+        args.table = table(args)
         count("--steps", args.steps, 1, MAX_STEPS)
         count("--seed", args.seed, 0, SEED_LIMIT - 1)
         if args.rating_seed is None:

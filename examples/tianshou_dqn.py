@@ -1,9 +1,12 @@
-"""Tianshou 2.0's DQN on the single-agent view against three random players, rated against the baselines.
+"""Tianshou 2.0's DQN on the single-agent view against random players, rated against the baselines.
 
     python examples/tianshou_dqn.py --seed 0                     # 20,000 steps, then 2,000 hands of rating
     python examples/tianshou_dqn.py --steps 5000 --eval-hands 400    # a smoke run
+    python examples/tianshou_dqn.py --players 3 --highest 12 --rules mexican_train   # another table
 
-Needs the ``examples`` extra (tianshou). How the pieces fit, and why each is there:
+Needs the ``examples`` extra (tianshou). It trains and rates at the table of ``--players``,
+``--highest`` and ``--rules`` (4 players, double-nine and the rule book by default); the saved
+file records that table. How the pieces fit, and why each is there:
 
 - ``SingleAgentEnv(observation="dict")``, not Tianshou's PettingZoo path: Tianshou's
   ``PettingZooEnv`` stores one transition per step, for the agent that moved, and stops at the
@@ -25,7 +28,7 @@ Needs the ``examples`` extra (tianshou). How the pieces fit, and why each is the
   ``baselines.Policy`` named by its import path, so that ``dominoes evaluate`` and the league
   can build it afresh in their workers (``baselines.adapters.FunctionPolicy`` wraps a model in
   memory, for one process). The rating (``examples/rating.py``) plays it as the command line
-  makes it.
+  makes it, at the table it was trained on.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, SupportsFloat
 
@@ -58,7 +61,7 @@ from dominoes_env import SingleAgentEnv, make_config
 from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.observation import observation_layout
 
-TABLE = make_config(4, 9)  # the table the Q-network learns: 4 players, double-nine, no table rules
+TABLE = make_config(4, 9)  # the table the Q-network learns by default: 4 players, double-nine, no table rules
 REWARD_SCALE = 0.1
 POLICY_NAME = "tianshou_dqn.TianshouDQNPolicy"  # the import path of the policy class below
 DEFAULT_STEPS = 20_000
@@ -114,31 +117,31 @@ class TianshouMask(gymnasium.ObservationWrapper):
         return observation, reward, terminated, truncated, {"seat": info["seat"]}
 
 
-def make_env() -> gymnasium.Env:
-    """The learner's view of the table (a random seat each hand, random opponents), as Tianshou reads it."""
-    env = TianshouMask(SingleAgentEnv(opponents="random", num_players=4, highest_double=9, observation="dict"))
+def make_env(table: GameConfig = TABLE) -> gymnasium.Env:
+    """The learner's view of `table` (a random seat each hand, random opponents), as Tianshou reads it."""
+    env = TianshouMask(SingleAgentEnv(opponents="random", num_players=table, observation="dict"))
     return gymnasium.wrappers.TransformReward(env, lambda reward: REWARD_SCALE * reward)
 
 
-def make_q_policy(settings: Settings) -> DiscreteQLearningPolicy:
+def make_q_policy(settings: Settings, table: GameConfig = TABLE) -> DiscreteQLearningPolicy:
     """The Q-network (an MLP over the int8 vector, one output per action) and its masked greedy policy."""
-    env = make_env()
+    env = make_env(table)
     net = Net(state_shape=env.observation_space["obs"].shape, action_shape=int(env.action_space.n),
               hidden_sizes=settings.hidden_sizes)
     return DiscreteQLearningPolicy(model=net, action_space=env.action_space)
 
 
-def train(steps: int, seed: int, settings: Settings = Settings()) -> DiscreteQLearningPolicy:
-    """Double DQN with n-step returns for `steps` env steps; returns the trained policy.
+def train(steps: int, seed: int, settings: Settings = Settings(), table: GameConfig = TABLE) -> DiscreteQLearningPolicy:
+    """Double DQN with n-step returns for `steps` env steps at `table`; returns the trained policy.
 
     A first batch of ``batch_size x train_envs`` steps fills the replay buffer before the
     first update, as Tianshou's own examples do; it is not counted in `steps`.
     """
     np.random.seed(seed)  # Tianshou's exploration and replay sampling use NumPy's global generator
     torch.manual_seed(seed)
-    envs = DummyVectorEnv([make_env for _ in range(settings.train_envs)])
+    envs = DummyVectorEnv([partial(make_env, table) for _ in range(settings.train_envs)])
     envs.seed(seed)
-    policy = make_q_policy(settings)
+    policy = make_q_policy(settings, table)
     policy.set_eps_training(settings.epsilon)
     algorithm = DQN(policy=policy, optim=AdamOptimizerFactory(lr=settings.learning_rate), gamma=settings.gamma,
                     n_step_return_horizon=settings.n_step, target_update_freq=settings.target_update_freq)
@@ -153,19 +156,29 @@ def train(steps: int, seed: int, settings: Settings = Settings()) -> DiscreteQLe
     return policy
 
 
-def save(policy: DiscreteQLearningPolicy, settings: Settings, path: Path) -> None:
-    """The Q-network's weights and the shape that holds them, in one file (``torch.load`` reads it back)."""
+def save(policy: DiscreteQLearningPolicy, settings: Settings, path: Path, table: GameConfig = TABLE) -> None:
+    """The Q-network's weights, the shape that holds them and the table it learned, in one file
+    (``torch.load`` reads it back)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"hidden_sizes": settings.hidden_sizes, "model": policy.model.state_dict()}, path)
+    table_entry = {"num_players": table.num_players, "highest_double": table.highest_double, **table.rules()}
+    torch.save({"hidden_sizes": settings.hidden_sizes, "table": table_entry, "model": policy.model.state_dict()},
+               path)
 
 
 def load(path: Path) -> DiscreteQLearningPolicy:
     """A policy saved by :func:`save`, ready to act (evaluation mode, no exploration)."""
+    return load_with_table(path)[0]
+
+
+def load_with_table(path: Path) -> tuple[DiscreteQLearningPolicy, GameConfig]:
+    """A policy saved by :func:`save` and the table it learned (4 players, double-nine in a file
+    that names none)."""
     saved = torch.load(path, weights_only=True)  # tensors and plain values only: no code runs
-    policy = make_q_policy(Settings(hidden_sizes=tuple(saved["hidden_sizes"])))
+    table = make_config(**saved["table"]) if "table" in saved else TABLE
+    policy = make_q_policy(Settings(hidden_sizes=tuple(saved["hidden_sizes"])), table)
     policy.model.load_state_dict(saved["model"])
     policy.eval()
-    return policy
+    return policy, table
 
 
 class TianshouDQNPolicy(Policy):
@@ -176,21 +189,23 @@ class TianshouDQNPolicy(Policy):
     It plays the legal move of highest Q-value. Tianshou's ``compute_action`` takes one array
     observation, not a dict, so the batch of one observation and its mask is built here, as
     the collector builds it. The file is read once per version (the league makes a fresh
-    policy for every game).
+    policy for every game). The file records the table the network learned, and the policy
+    refuses any other (a network trained with ``--players 3 --highest 12 --rules mexican_train``
+    plays with ``random:2`` and those options).
     """
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  checkpoint: str | None = None) -> None:
         super().__init__(num_players, highest_double, seed)
-        if self.config != TABLE:
-            raise ValueError(f"the Q-network was trained for {describe_table(TABLE)}, "
-                             f"not {describe_table(self.config)}")
         path = Path(checkpoint).expanduser().resolve() if checkpoint is not None else None
         if path is None or not path.is_file():
             raise ValueError(f"{POLICY_NAME} needs checkpoint=a file saved by examples/tianshou_dqn.py, "
                              f"got {checkpoint!r}")
-        self.policy = _load_cached(str(path), path.stat().st_mtime_ns)
-        self.observation_size = observation_layout(TABLE).size
+        self.policy, table = _load_cached(str(path), path.stat().st_mtime_ns)
+        if self.config != table:
+            raise ValueError(f"the Q-network was trained for {describe_table(table)}, "
+                             f"not {describe_table(self.config)}")
+        self.observation_size = observation_layout(table).size
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         if observation.shape != (self.observation_size,):
@@ -202,8 +217,8 @@ class TianshouDQNPolicy(Policy):
 
 
 @lru_cache(maxsize=4)
-def _load_cached(path: str, modified_ns: int) -> DiscreteQLearningPolicy:
-    return load(Path(path))
+def _load_cached(path: str, modified_ns: int) -> tuple[DiscreteQLearningPolicy, GameConfig]:
+    return load_with_table(Path(path))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -220,12 +235,12 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back, and rate the greedy Q-network."""
     args = parse_args(argv)
     started = time.perf_counter()
-    policy = train(args.steps, args.seed, args.settings)
+    policy = train(args.steps, args.seed, args.settings, args.table)
     train_seconds = time.perf_counter() - started
-    save(policy, args.settings, args.out)
+    save(policy, args.settings, args.out, args.table)
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
-    agent = make_policy(POLICY_NAME, 4, 9, checkpoint=str(args.out))  # as the command line makes it
-    rating = rate(agent, args.eval_hands, args.rating_seed)
+    agent = make_policy(POLICY_NAME, args.table, checkpoint=str(args.out))  # as the command line makes it
+    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table)
     return SavedRun(args.out, args.steps, train_seconds, rating)
 
 

@@ -2,14 +2,17 @@
 
     python examples/torchrl_ppo.py --seed 0                              # 10 x 1,024 steps, then the rating
     python examples/torchrl_ppo.py --iterations 2 --frames-per-batch 256 --eval-hands 48   # a smoke run
+    python examples/torchrl_ppo.py --players 3 --highest 12 --rules mexican_train   # another table
 
-Needs the ``examples`` extra (torchrl). How the pieces fit, and why each is there:
+Needs the ``examples`` extra (torchrl). It trains and rates at the table of ``--players``,
+``--highest`` and ``--rules`` (4 players, double-nine and the rule book by default). How the
+pieces fit, and why each is there:
 
 - ``PettingZooWrapper(raw_env, use_mask=True, group_map={"players": [...]})``: TorchRL drives the
   turn-based AEC env itself, one move per step. ``use_mask=True`` is compulsory for AEC envs: it
   adds ``("players", "mask")``, True only for the agent to move. All seats sit in one group, so
-  one network sees the four egocentric observations stacked ``[4, D]``; the wrapper plays only
-  the mover's action.
+  one network sees the seats' egocentric observations stacked ``[players, D]``; the wrapper plays
+  only the mover's action.
 - The env's ``action_mask`` becomes ``("players", "action_mask")`` (bool). For the agents not to
   move the wrapper replaces our all-zeros mask with all ones, so a masked distribution is always
   well defined; their sampled actions are never played, and the update below drops them.
@@ -24,8 +27,9 @@ Needs the ``examples`` extra (torchrl). How the pieces fit, and why each is ther
   ``DTypeCastTransform``: the observation is an int8 vector; the networks take float32.
   ``RewardScaling``: minus the pips left (-100..0) divided by 10, so the critic's targets are small.
 - The rating (``examples/rating.py``, shared by the library examples): the greedy trained agent,
-  wrapped by ``FunctionPolicy``, against three random players beside a random player in the same
-  seats and deals, then a table with the shipped baselines (persistent_line, double, greedy).
+  wrapped by ``FunctionPolicy``, against random players in the other seats beside a random player
+  in the same seats and deals, then a table with the shipped baselines (persistent_line, double,
+  greedy), at the table it trained on.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from rating import LoggedRun, rate
+from rating import DEFAULT_TABLE, LoggedRun, rate
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -52,9 +56,10 @@ from torchrl.objectives.value import GAE
 
 import dominoes_env
 from baselines.adapters import FunctionPolicy
-from baselines.cli.options import count
+from baselines.cli.options import add_table_options, count
+from baselines.cli.options import table as read_table
+from dominoes_env import GameConfig
 
-NUM_PLAYERS, HIGHEST_DOUBLE = 4, 9  # the table examples/rating.py rates on
 GROUP = "players"  # the one TorchRL group holding every seat
 OBSERVATION = (GROUP, "observation", "observation")  # the env's vector (the wrapper moves the mask out)
 ACTION_MASK = (GROUP, "action_mask")
@@ -73,10 +78,10 @@ CLIP_EPSILON, ENTROPY_COEFF, MAX_GRAD_NORM = 0.2, 0.01, 1.0
 MAX_ITERATIONS, MAX_FRAMES_PER_BATCH, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
 
 
-def make_env(seed: int) -> TransformedEnv:
-    """The AEC env as a TorchRL env: one group of seats, float32 observations, scaled rewards."""
-    seats = [f"player_{seat}" for seat in range(NUM_PLAYERS)]
-    base = PettingZooWrapper(dominoes_env.raw_env(NUM_PLAYERS, HIGHEST_DOUBLE), use_mask=True,
+def make_env(seed: int, table: GameConfig = DEFAULT_TABLE) -> TransformedEnv:
+    """The AEC env at `table` as a TorchRL env: one group of seats, float32 observations, scaled rewards."""
+    seats = [f"player_{seat}" for seat in range(table.num_players)]
+    base = PettingZooWrapper(dominoes_env.raw_env(table), use_mask=True,
                              group_map={GROUP: seats}, categorical_actions=True, seed=seed)
     return TransformedEnv(base, Compose(
         ActionMask(action_key=(GROUP, "action"), mask_key=ACTION_MASK),  # random actions obey the mask
@@ -192,14 +197,17 @@ def _log_line(iteration: int, log: IterationLog) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_table_options(parser)  # --players, --highest, --rules ..., as the dominoes commands take them
     parser.add_argument("--iterations", type=int, default=10, help="collect-and-update iterations (default 10)")
     parser.add_argument("--frames-per-batch", type=int, default=1024,
                         help="env steps (one move each) collected per iteration (default 1024: about 18 hands)")
     parser.add_argument("--eval-hands", type=int, default=2000,
-                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations)")
+                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
+                             "at 4 players)")
     parser.add_argument("--seed", type=int, default=0, help="seeds torch, the env and the rating's deals (default 0)")
     args = parser.parse_args(argv)
     try:
+        args.table = read_table(args)
         count("--iterations", args.iterations, 1, MAX_ITERATIONS)
         count("--frames-per-batch", args.frames_per_batch, 1, MAX_FRAMES_PER_BATCH)
         count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
@@ -213,13 +221,13 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     """Check the env's specs, train, then rate the greedy trained agent."""
     args = parse_args(argv)
     torch.manual_seed(args.seed)
-    env = make_env(args.seed)
+    env = make_env(args.seed, args.table)
     check_env_specs(env, seed=args.seed)  # raises if a reset or a step breaks the declared specs
     print("check_env_specs: passed", flush=True)
     logs, logits_net = train(env, args.iterations, args.frames_per_batch)
     label = f"torchrl_ppo({sum(log.frames for log in logs)} steps)"
-    agent = FunctionPolicy(NUM_PLAYERS, HIGHEST_DOUBLE, predict=greedy_predict(logits_net), label=label)
-    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed))
+    agent = FunctionPolicy(args.table, predict=greedy_predict(logits_net), label=label)
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table))
 
 
 if __name__ == "__main__":

@@ -155,3 +155,37 @@ def test_bad_hands_are_refused():
         best_chain([3, 28], 0, 6)
     with pytest.raises(ValueError, match="open_value must be 0..6"):
         best_chain([3], 7, 6)
+
+
+def test_the_search_budget_binds_only_on_long_hands_and_keeps_a_real_chain():
+    """Hands of a 4-player double-nine deal are searched exactly within the budget; a 45-tile hand
+    (2 players, double-twelve) may need more, and then gets a connected, maximal chain worth at
+    most the exact one, found within the budget."""
+    from baselines.policies.chain_search import MAX_SEARCH_NODES, discount_powers, search_chain
+
+    rng = np.random.default_rng(5)
+    nine, twelve = tile_set(9), tile_set(12)
+    for _ in range(300):
+        hand = sorted(rng.choice(nine.num_tiles, size=14, replace=False).tolist())
+        open_value = int(rng.integers(10))
+        assert best_chain(hand, open_value, 9) == best_chain(hand, open_value, 9, max_nodes=None)
+    bound = 0
+    out = np.empty(12, dtype=np.int64)
+    powers = discount_powers(0.9, 12), discount_powers(0.7, 12)
+    for _ in range(40):
+        hand = np.sort(rng.choice(twelve.num_tiles, size=45, replace=False))
+        open_value = int(rng.integers(13))
+        exact = best_chain(hand.tolist(), open_value, 12, max_nodes=None)
+        kept = best_chain(hand.tolist(), open_value, 12)
+        assert kept.value <= exact.value and len(kept.tiles) >= 1
+        here = open_value
+        for tile in kept.tiles:  # connected, from the open value
+            ends = (int(twelve.low[tile]), int(twelve.high[tile]))
+            assert here in ends
+            here = ends[1] if ends[0] == here else ends[0]
+        assert kept.value == pytest.approx(chain_value(kept.tiles, hand.tolist(), 12))
+        _, _, nodes = search_chain(hand, np.int64(open_value), twelve.low, twelve.high, *powers, np.int64(12), out,
+                                   np.int64(MAX_SEARCH_NODES))
+        assert nodes <= MAX_SEARCH_NODES + 1
+        bound += kept != exact
+    assert bound > 0  # the budget did bind on some of these hands

@@ -44,6 +44,19 @@ def test_the_adapter_observes_only_the_mover_and_pays_every_seat_its_hand(exampl
         assert [earned[agent] for agent in env.agents] == [-float(pips) for pips in scores]
 
 
+def test_the_env_config_carries_the_table_of_the_options(example):
+    table = example.parse_args(["--players", "3", "--highest", "12", "--rules", "mexican_train"]).table
+    assert table == dominoes_env.make_config(3, 12, boneyard=True, cover_doubles=True)
+    env = example.DominoesMultiAgentEnv(example.env_config(table))  # what RLlib hands the adapter
+    assert env.game.config == table and env.agents == ["player_0", "player_1", "player_2"]
+    observations, _ = env.reset(seed=0)
+    (mover,) = observations
+    assert env.observation_spaces[mover].contains(observations[mover])
+    assert example.env_config(example.parse_args([]).table) == {  # the default table, as before
+        "num_players": 4, "highest_double": 9, "boneyard": False, "cover_doubles": False,
+        "first_player": "engine_holder"}
+
+
 def test_an_illegal_action_raises_the_envs_error(example):
     env = example.DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
     observations, _ = env.reset(seed=0)

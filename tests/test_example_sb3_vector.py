@@ -34,6 +34,31 @@ def test_the_example_trains_on_the_vector_env_and_beats_random_players(tmp_path)
     assert gain >= MIN_GAIN, run.stdout
 
 
+def test_the_example_trains_and_rates_at_the_table_of_its_options(import_example, tmp_path, capsys):
+    """``--players 3 --highest 12 --rules mexican_train``, the smallest budget (one rollout of 4 games x 16
+    steps): the env, the saved model and both rating tables are that table, as the dominoes commands read
+    those options."""
+    pytest.importorskip("sb3_contrib")
+    from baselines import make_policy
+    from dominoes_env import make_config
+
+    table = make_config(3, 12, rules="mexican_train")
+    model = tmp_path / "model.zip"
+    run = import_example("sb3_vector_env").main(["--players", "3", "--highest", "12", "--rules", "mexican_train",
+                                                 "--games", "4", "--n-steps", "16", "--steps", "64",
+                                                 "--eval-hands", "12", "--out", str(model)])
+    assert model.is_file() and run.steps == 64
+    for evaluation in (run.rating.against_random, run.rating.against_baselines):
+        assert evaluation.config == table and evaluation.config.num_players == 3 and evaluation.config.boneyard
+    assert run.rating.gain.hands == 12  # 4 deals x 3 seat rotations
+    out = capsys.readouterr().out
+    assert f"## maskable_ppo@{model} against two random players" in out
+    assert out.count("3 players, double-12 (mexican_train: boneyard, doubles covered), 12 hands") == 2, out
+    make_policy("maskable_ppo", table, checkpoint=str(model))  # the saved model reads that table
+    with pytest.raises(ValueError, match="4 players, double-9 has observations"):
+        make_policy("maskable_ppo", 4, 9, checkpoint=str(model))
+
+
 def test_bad_options_are_one_line_errors(tmp_path):
     pytest.importorskip("sb3_contrib")
     for options, message in [(["--games", "0"], "--games must be an integer from 1 to"),
@@ -41,6 +66,11 @@ def test_bad_options_are_one_line_errors(tmp_path):
         run = subprocess.run([sys.executable, str(EXAMPLE), *options], cwd=tmp_path, capture_output=True, text=True,
                              timeout=300)
         assert run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr, run.stderr
+    # the table options are the dominoes commands' own, checked the same way
+    run = subprocess.run([sys.executable, str(EXAMPLE), "--players", "9"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.splitlines()[-1] == "sb3_vector_env.py: error: --players must be an integer from 2 to 8, got 9"
 
 
 def test_sb3_vec_env_follows_sb3_conventions():

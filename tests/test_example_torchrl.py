@@ -62,6 +62,10 @@ def test_bad_budgets_are_one_line_errors(example, capsys):
     with pytest.raises(SystemExit):
         example.main(["--iterations", "0"])
     assert "--iterations must be an integer from 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_code:  # the table options are the dominoes commands' own
+        example.main(["--players", "9"])
+    assert exit_code.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith("error: --players must be an integer from 2 to 8, got 9")
 
 
 def test_the_docs_torchrl_snippets_run_on_their_own():

@@ -345,13 +345,19 @@ def test_the_train_command_writes_weights_log_and_curve(tmp_path):
     # and training goes on from a weights file
     assert dominoes(["train", *arguments[:-3], "--init-checkpoint", str(tmp_path / "linear_sarsa.json"),
                      "--checkpoint-dir", str(tmp_path / "more"), "--no-progress"]) == 0
+    # or from the weights of another table: the features mean the same at every size and rule
+    other = [*arguments[:-3], "--players", "3", "--rules", "mexican_train"]
+    assert dominoes(["train", *other, "--init-checkpoint", str(tmp_path / "linear_sarsa.json"),
+                     "--checkpoint-dir", str(tmp_path / "other"), "--no-progress"]) == 0
+    moved = linear_sarsa.load_weights(tmp_path / "other" / "linear_sarsa.json")
+    assert moved.config.game == make_config(3, 6, rules="mexican_train")
+    assert moved.info["initialized_from"] == str(tmp_path / "linear_sarsa.json")
 
 
 @pytest.mark.parametrize("arguments", [
     ["--gamma", "2"], ["--gamma", "x"], ["--alpha", "0"], ["--alpha-floor", "1"], ["--alpha-half-life", "0"],
     ["--epsilon", "-0.1"], ["--hands", "1e30"], ["--players", "9"], ["--curriculum", "nosuch:1"],
     ["--eval-opponents", "nobody"], ["--checkpoint-dir", "/etc/passwd"], ["--init-checkpoint", "missing.json"],
-    ["--init-checkpoint", "OTHER"],
 ])
 def test_bad_command_lines_get_one_error_line(arguments, tmp_path, capsys, saved):
     arguments = [str(saved) if argument == "OTHER" else argument for argument in arguments]  # 2 players, double-6

@@ -23,7 +23,7 @@ from baselines.league.results import results_path
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
 from dominoes_env.core import HandState, IllegalActionError, make_config
 from dominoes_env.core.afterstate import afterstate
-from dominoes_env.core.config import boneyard_deal_size, boneyard_table
+from dominoes_env.core.config import boneyard_deal_size, boneyard_table, table_arguments
 
 BONEYARD = make_config(3, 6, boneyard=True)  # T = 28, pass = 112, draw = 113
 COVER = make_config(3, 6, cover_doubles=True)
@@ -264,9 +264,40 @@ def test_the_single_agent_and_parallel_views_take_the_table_rules(rules):
     parallel_api_test(dominoes_env.parallel_env(3, 6, 2, **rules), num_cycles=500)
 
 
-def test_the_shipped_td_player_is_for_the_rule_book_only():
+def test_a_learned_player_without_weights_for_a_table_names_the_tables_it_has_and_the_command():
     with pytest.raises(ValueError, match="no td_lambda checkpoint ships for 4 players, double-9 \\(boneyard\\)"):
         make_policy("td_lambda", make_config(4, 9, boneyard=True))
+    for name, learner in (("td_lambda", "td-lambda"), ("linear_sarsa", "sarsa"), ("lookahead", "lookahead")):
+        with pytest.raises(ValueError) as refused:
+            make_policy(name, make_config(3, 12, rules="mexican_train"))
+        message = str(refused.value)
+        assert "ships for 3 players, double-12 (mexican_train: boneyard, doubles covered)" in message
+        assert "(it ships for: 4 players, double-9" in message
+        assert f"`dominoes train {learner} --players 3 --highest 12 --rules mexican_train`" in message
+
+
+def test_the_mexican_train_rule_set_is_a_preset_of_the_options():
+    assert make_config(6, 12, rules="mexican_train") == make_config(6, 12, boneyard=True, cover_doubles=True)
+    assert make_config(6, 12, rules="mexican_train").rule_set == "mexican_train"
+    assert make_config(4, 9, rules="rule_book") == make_config(4, 9) and make_config(4, 9).rule_set == "rule_book"
+    assert make_config(4, 9, boneyard=True).rule_set is None
+    assert make_config(4, 9, rules="mexican_train", first_player="left_of_engine").first_player == "left_of_engine"
+    with pytest.raises(ValueError, match="rules='mexican_train' sets boneyard=True; leave boneyard out"):
+        make_config(4, 12, rules="mexican_train", boneyard=False)
+    with pytest.raises(ValueError, match="rules='chicken_foot' is not supported; choose one of"):
+        make_config(4, 12, rules="chicken_foot")
+    env = dominoes_env.raw_env(6, 12, rules="mexican_train")
+    assert env.config == make_config(6, 12, boneyard=True, cover_doubles=True)
+    mexican_train = make_config(6, 12, rules="mexican_train")
+    assert table_arguments(mexican_train) == " --players 6 --highest 12 --rules mexican_train"
+    assert table_arguments(make_config(4, 9, cover_doubles=True), size=False) == " --cover-doubles"
+
+
+def test_the_commands_take_the_named_rule_set(capsys):
+    assert dominoes(["table", "--players", "6", "--highest", "12", "--rules", "mexican_train"]) == 0
+    assert "6 players, double-12 (mexican_train: boneyard, doubles covered)" in capsys.readouterr().out
+    assert dominoes(["table", "--rules", "rule_book", "--boneyard"]) == 2
+    assert "error: rules='rule_book' sets boneyard=False" in capsys.readouterr().err
 
 
 def test_evaluate_and_the_league_take_the_table_rules(tmp_path, capsys):

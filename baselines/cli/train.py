@@ -109,10 +109,14 @@ def _initial(args: argparse.Namespace, load: Callable[[str], Any]) -> Any:
 def _train_linear(config: Any, args: argparse.Namespace, recorder: RunRecorder, kind: type[LinearWeights],
                   learn: Callable[[Any, TrainingLog, Any], LinearWeights]) -> str:
     """A linear learner: a JSON weights file of `kind` (numpy only). ``learn(config, log, initial)``
-    trains from `initial` (weights of `kind`, or None) and returns the trained weights."""
+    trains from `initial` (weights of `kind`, or None) and returns the trained weights.
+
+    ``--init-checkpoint`` may hold weights trained for another table: the linear features are
+    scaled by the table, so each weight means the same at every size and with every rule (at 6
+    players the weights learned at 4 start far better than zeros; docs/learned_players.md)."""
     from baselines.learning.linear_weights import load_linear_weights, save_linear_weights
 
-    initial = _initial(args, lambda path: load_linear_weights(path, kind, config.game))
+    initial = _initial(args, lambda path: load_linear_weights(path, kind))
     recorder.start(lambda path, trained, info: save_linear_weights(path, kind(trained.w, config, info)),
                    "latest.json")
     trained = recorder.run(lambda log: learn(config, log, initial))
@@ -170,7 +174,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--checkpoint-dir", default=str(learner.checkpoint_dir),
                          help="where the weights, log.csv and learning_curve.png go (default %(default)s)")
         sub.add_argument("--init-checkpoint", default=None,
-                         help="start from these weights (trained for the same game and model shape)")
+                         help="start from these weights (td-lambda: trained for the same table and network "
+                              "shape; the linear learners: any table)")
         sub.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

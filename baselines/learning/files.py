@@ -25,13 +25,13 @@ def table_tag(config: GameConfig) -> str | None:
 
 
 def shipped_tables(policy: str, extension: str) -> list[GameConfig]:
-    """The tables a trained file of `policy` ships for, in file-name order."""
+    """The tables a trained file of `policy` ships for: the rule book's first, then by size."""
     tables = []
     for path in sorted(SHIPPED_DIRECTORY.glob(f"{policy}_*.{extension}")):
         found = _TAGGED.match(path.name[len(policy) + 1:-len(extension) - 1])
         if found:
             tables.append(make_config(int(found[1]), int(found[2]), rules=found[3] or "rule_book"))
-    return tables
+    return sorted(tables, key=lambda table: (not table.is_default, table.highest_double, table.num_players))
 
 
 def shipped_file(policy: str, extension: str, config: GameConfig, what: str, learner: str) -> Path:
