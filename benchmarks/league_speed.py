@@ -32,6 +32,7 @@ from baselines.league.results import results_path
 from baselines.league.runner import default_workers, run_league
 from baselines.league.schedule import plan_game
 from baselines.league.spec import DEFAULT_POLICIES, LeagueSpec, default_policies, make_spec, parse_policy_arguments
+from baselines.policies.registry import build
 
 ORIGINAL_HANDS_PER_SECOND = 85.0
 TARGET_SECONDS_PER_1000_GAMES = 12.0
@@ -96,13 +97,12 @@ def time_split(spec: LeagueSpec, games: int) -> None:
 
 
 def _time_split(spec: LeagueSpec, games: int) -> None:
-    env = dominoes_env.raw_env(spec.num_players, spec.highest_double, num_hands=spec.hands_per_game)
+    env = dominoes_env.raw_env(spec.game, num_hands=spec.hands_per_game)
     logs, making, playing = [], 0.0, 0.0
     for game in range(games):
         plan = plan_game(spec, game)
         start = time.process_time()
-        policies = [spec.entries[e].make(spec.num_players, spec.highest_double, seed)
-                    for e, seed in zip(plan.seats, plan.policy_seeds)]
+        policies = [build(spec.entries[e], spec.game, seed) for e, seed in zip(plan.seats, plan.policy_seeds)]
         making += time.process_time() - start
         logs.append([[] for _ in policies])
         start = time.process_time()

@@ -10,7 +10,7 @@ With ``--transfer`` it also plays weights trained for one table at another (the 
 their features are scaled by the table, so the same names mean the same thing at every size;
 td_lambda's network has one input per tile and seat, so its weights fit their own table only).
 
-    python benchmarks/learned_players_by_table.py [--hands 1000] [--transfer]
+    python benchmarks/learned_players_by_table.py [--hands 1000] [--transfer] [--tables 4p_d9 ...] [--no-strength]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import dataclasses
 import time
 
 from baselines.harness.evaluate import evaluate
-from baselines.learning.files import shipped_tables
+from baselines.learning.files import shipped_tables, table_tag
 from baselines.linear_sarsa.policy import LinearSarsaPolicy
 from baselines.linear_sarsa.weights import load_weights as load_sarsa
 from baselines.linear_sarsa.weights import shipped_weights as sarsa_file
@@ -68,6 +68,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=1000, help="hands per evaluation (default 1000)")
     parser.add_argument("--transfer", action="store_true", help="also play weights at tables they were not trained for")
+    parser.add_argument("--tables", nargs="+", metavar="TAG", default=None,
+                        help="only these shipped tables, by their files' tag (e.g. 4p_d9 6p_d12_mexican_train)")
+    parser.add_argument("--no-strength", action="store_true", help="skip the table of the shipped weights")
     args = parser.parse_args()
     start = time.time()
     header = "| table | player | " + " | ".join(f"vs {name}" for name in OPPONENTS) + " |"
@@ -75,8 +78,9 @@ def main() -> None:
           f"95% interval; {args.hands} hands per cell, seed {SEED}\n")
     print(header)
     print("|---|---|" + "---:|" * len(OPPONENTS))
-    tables = shipped_tables("td_lambda", "safetensors")
-    for config in tables:
+    tables = [table for table in shipped_tables("td_lambda", "safetensors")
+              if args.tables is None or table_tag(table) in args.tables]
+    for config in [] if args.no_strength else tables:
         for name in LEARNED:
             try:
                 make_policy(name, config)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import dominoes_env
-from baselines.policies.registry import make_policy
+from baselines.policies.registry import build, make_policy
 from baselines.policies.specs import parse
 
 SETTINGS = ("lookahead", "lookahead(samples=32)", "lookahead(depth=2)", "lookahead(evaluation='td_lambda')",
@@ -31,7 +31,7 @@ def decision_times(spec_text: str, hands: int) -> np.ndarray:
     for hand in range(hands):
         env.reset(seed=hand)
         seat = hand % 4
-        looker = spec.make(env.game.config, seed=hand)
+        looker = build(spec, env.game.config, seed=hand)
         others = [make_policy("persistent_line", 4, 9, seed=hand * 4 + k) for k in range(4)]
         for agent in env.agent_iter():
             observation, _, termination, truncation, _ = env.last()

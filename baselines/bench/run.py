@@ -1,0 +1,289 @@
+"""Playing a suite for one agent: every cell (a table and a line-up) through the harness, resumable.
+
+A cell is one :func:`~baselines.harness.evaluate.evaluate` call: the agent in one seat and the
+line-up's players in the others, ``games`` games of ``hands_per_game`` hands, each game under
+every rotation of the seats, on the deals of the line-up's seed (the same for every agent, so
+two scorecards of one suite version compare deal by deal). The agent plays under the label
+``agent``, so benching a shipped player against copies of itself keeps the two apart.
+
+Each finished cell is appended to ``cells.jsonl`` in the output directory (first line: which
+suite and which agent), in cell order, so a killed run resumes where it stopped and gives
+the same file; the scorecard (:mod:`baselines.bench.scorecard`) is computed from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from baselines.bench.rating import Outcome
+from baselines.bench.suite import LineUp, Suite, Table, cell_name, check_weights
+from baselines.harness.evaluate import EvaluationResult, evaluate
+from baselines.harness.parallel import ordered_map
+from baselines.harness.statistics import ci95_half_width
+from baselines.policies import registry, specs
+from baselines.policies.policy import Policy
+from dominoes_env import files
+from dominoes_env.core.config import describe_table
+
+AGENT = "agent"  #: the agent's label in every cell
+CELLS_FILE = "cells.jsonl"
+CELLS_FORMAT = "dominoes-bench-cells/1"
+#: Every file a bench writes into its output directory.
+OUT_FILES = (CELLS_FILE, "scorecard.json", "scorecard.md", "scorecard.png")
+
+
+class BenchError(ValueError):
+    """A bench that cannot run or resume (one line says why)."""
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """What one cell measured (all of it goes into the scorecard)."""
+
+    cell: str
+    hands: int
+    games: int
+    agent_pips: float  # mean pips per hand left by the agent
+    opponent_pips: float  # mean pips per hand of the other seats, over the same hands
+    difference: float  # agent_pips - opponent_pips (paired by hand)
+    ci95: float  # half-width of its 95% interval, over deals
+    hands_won: float  # share of hands the agent won (went out; a blocked hand shared by the lowest)
+    games_won: float  # share of games with the agent's total the lowest (ties shared)
+    per_deal: tuple[float, ...]  # the difference per deal, in deal order (for paired comparisons)
+    outcomes: tuple[Outcome, ...]  # per game and opponent kind, for the rating
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cell": self.cell, "hands": self.hands, "games": self.games,
+                "agent_pips": _round(self.agent_pips), "opponent_pips": _round(self.opponent_pips),
+                "difference": _round(self.difference), "ci95": _round(self.ci95),
+                "hands_won": _round(self.hands_won), "games_won": _round(self.games_won),
+                "per_deal": [_round(value) for value in self.per_deal],
+                "outcomes": [[o.opponent, o.game, o.score, o.count] for o in self.outcomes]}
+
+    @classmethod
+    def from_dict(cls, content: dict[str, Any]) -> CellResult:
+        return cls(str(content["cell"]), int(content["hands"]), int(content["games"]),
+                   float(content["agent_pips"]), float(content["opponent_pips"]), float(content["difference"]),
+                   float(content["ci95"]), float(content["hands_won"]), float(content["games_won"]),
+                   tuple(float(value) for value in content["per_deal"]),
+                   tuple(Outcome(str(o[0]), str(o[1]), float(o[2]), int(o[3])) for o in content["outcomes"]))
+
+
+def _round(value: float) -> float:
+    return round(float(value), 6)
+
+
+class _Agent:
+    """The agent as a factory the harness calls per seat and deal, under the label ``agent``."""
+
+    label = AGENT
+
+    def __init__(self, make: Callable[[Any, int, Any], Policy]) -> None:
+        self.make = make
+
+    def __call__(self, num_players: Any, highest_double: int, seed: Any) -> Policy:
+        return self.make(num_players, highest_double, seed)
+
+
+def agent_factory(spec_text: str) -> _Agent:
+    """The agent of a spec text (anything the league takes), checked now: ValueError if it cannot be made."""
+    spec, copies = specs.parse(spec_text)
+    if copies != 1:
+        raise BenchError(f"bench one agent, not copies: {spec_text!r}")
+
+    def make(num_players: Any, highest_double: int, seed: Any) -> Policy:
+        from dominoes_env.core.config import config_of
+
+        return registry.build(spec, config_of(num_players, highest_double), seed)
+
+    return _Agent(make)
+
+
+def play_cell(suite: Suite, table: Table, line_up: LineUp, agent: Callable[..., Policy] | Policy) -> CellResult:
+    """Play one cell for `agent` (a factory, or a Policy built for this table), under the label ``agent``."""
+    if isinstance(agent, Policy):
+        policy = agent
+        agent = _Agent(lambda num_players, highest_double, seed: policy)
+    elif not isinstance(agent, _Agent):
+        agent = _Agent(agent)
+    result = evaluate([agent, *line_up.seats(table.config)], num_hands=suite.hands(table), seed=line_up.seed,
+                      num_players=table.config, hands_per_game=suite.hands_per_game)
+    return summarise(cell_name(table, line_up), result, suite.hands_per_game)
+
+
+def summarise(cell: str, result: EvaluationResult, hands_per_game: int) -> CellResult:
+    """A cell's measures from the harness's raw hands (the agent is the policy labelled ``agent``)."""
+    mine = result.seating == result.labels.index(AGENT)
+    others = ~mine
+    agent_pips = (result.scores * mine).sum(axis=1) / mine.sum(axis=1)
+    opponent_pips = (result.scores * others).sum(axis=1) / others.sum(axis=1)
+    gaps = agent_pips - opponent_pips
+    deals, index = np.unique(result.deal, return_inverse=True)
+    per_deal = np.bincount(index, weights=gaps) / np.bincount(index)
+    hands = result.scores.shape[0]
+    games = hands // hands_per_game
+    totals = result.scores.reshape(games, hands_per_game, -1).sum(axis=1)  # (games, seats): each game's score
+    seats = result.seating.reshape(games, hands_per_game, -1)
+    if not (seats == seats[:, :1]).all():
+        raise AssertionError("the harness changed the seating within a game")
+    seating = seats[:, 0]
+    agent_seat = np.argmax(seating == result.labels.index(AGENT), axis=1)
+    agent_totals = totals[np.arange(games), agent_seat]
+    lowest = totals.min(axis=1)
+    games_won = np.where(agent_totals == lowest, 1.0 / (totals == lowest[:, None]).sum(axis=1), 0.0)
+    outcomes = []
+    for game in range(games):
+        by_kind: dict[str, list[float]] = {}
+        for seat in range(totals.shape[1]):
+            if seat == agent_seat[game]:
+                continue
+            label = result.labels[seating[game, seat]]
+            gap = totals[game, seat] - agent_totals[game]
+            by_kind.setdefault(label, []).append(1.0 if gap > 0 else 0.5 if gap == 0 else 0.0)
+        for label, scores in sorted(by_kind.items()):
+            outcomes.append(Outcome(label, f"{cell}#{game}", float(sum(scores)), len(scores)))
+    return CellResult(cell, hands, games, float(agent_pips.mean()), float(opponent_pips.mean()), float(gaps.mean()),
+                      ci95_half_width(per_deal), float(result[AGENT].won), float(games_won.mean()),
+                      tuple(float(value) for value in per_deal), tuple(outcomes))
+
+
+def _play_task(task: tuple[Suite, int, str, tuple[str, ...]]) -> CellResult:
+    """A worker's cell: the agent is rebuilt from its spec text in the worker."""
+    suite, index, spec_text, search_path = task
+    import sys
+
+    for directory in reversed(search_path):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+    table, line_up = suite.cells()[index]
+    return play_cell(suite, table, line_up, agent_factory(spec_text))
+
+
+def run_cells(suite: Suite, agent: str | Callable[..., Policy] | Policy, out_dir: str | os.PathLike | None,
+              workers: int = 1, backend: str = "local", ray_address: str | None = None,
+              on_cell: Callable[[CellResult], None] | None = None) -> list[CellResult]:
+    """Every cell of `suite` for `agent`, read back from ``out_dir/cells.jsonl`` where already played.
+
+    `agent` is a spec text (any worker can make it), a factory or a Policy (played in this
+    process; a Policy only at tables of its own size and rules).
+
+    Raises:
+        BenchError: the cells file belongs to another suite or agent, or is damaged.
+    """
+    check_weights(suite)
+    label = agent if isinstance(agent, str) else getattr(agent, "label", None) or repr(agent)
+    header = {"format": CELLS_FORMAT, "suite": suite.version, "agent": str(label)}
+    cells = [(table, line_up) for table, line_up in suite.cells() if table.name in playable_tables(suite, agent)]
+    done = _read_cells(out_dir, header) if out_dir is not None else {}
+    wanted = [cell_name(table, line_up) for table, line_up in cells]
+    missing = [k for k, name in enumerate(wanted) if name not in done]
+    writer = _open_cells(out_dir, header, bool(done)) if out_dir is not None else None
+    try:
+        for fresh in _played(suite, agent, cells, missing, workers, backend, ray_address):
+            result = CellResult.from_dict(fresh.to_dict())  # rounded as a resumed run reads it back
+            done[result.cell] = result
+            if writer is not None:
+                writer.write((json.dumps(result.to_dict(), sort_keys=True) + "\n").encode())
+                writer.flush()
+            if on_cell is not None:
+                on_cell(result)
+    finally:
+        if writer is not None:
+            writer.close()
+    return [done[name] for name in wanted]
+
+
+def playable_tables(suite: Suite, agent: str | Callable[..., Policy] | Policy) -> list[str]:
+    """The suite's tables the agent can play: a Policy only its own; a spec every table it can be
+    made for (a checkpoint is trained for one table).
+
+    Raises:
+        BenchError: it can play none of them (the message says why for each).
+    """
+    reasons = []
+    playable = []
+    if isinstance(agent, str):
+        spec, copies = specs.parse(agent)
+        registry.policy_class(spec.name)  # an unknown name: its own one line (ValueError)
+        if copies != 1:
+            raise BenchError(f"bench one agent, not copies: {agent!r}")
+    for table in suite.tables:
+        if isinstance(agent, Policy):
+            if agent.config == table.config:
+                playable.append(table.name)
+            else:
+                reasons.append(f"{table.name}: the policy was built for {describe_table(agent.config)}")
+            continue
+        if not isinstance(agent, str):
+            playable.append(table.name)
+            continue
+        spec, _ = specs.parse(agent)
+        try:
+            registry.check(spec, table.config)
+        except ValueError as error:
+            reasons.append(f"{table.name}: {error}")
+            continue
+        playable.append(table.name)
+    if not playable:
+        raise BenchError(f"the agent plays none of the suite's tables: {'; '.join(dict.fromkeys(reasons))}")
+    return playable
+
+
+def _played(suite: Suite, agent: str | Callable[..., Policy] | Policy, cells: list[tuple[Table, LineUp]],
+            missing: list[int], workers: int, backend: str, ray_address: str | None) -> Iterator[CellResult]:
+    if isinstance(agent, str):
+        agent_factory(agent)  # a bad spec is refused before any cell
+        search_path = (registry.importable_current_directory(),)
+        indices = [suite.cells().index(cells[k]) for k in missing]
+        yield from ordered_map(_play_task, [(suite, index, agent, search_path) for index in indices], backend,
+                               workers, ray_address, lambda: BenchError("the ray backend needs Ray: "
+                                                                        "pip install 'dominoes-env[ray]'"))
+    else:
+        for k in missing:
+            table, line_up = cells[k]
+            yield play_cell(suite, table, line_up, agent)
+
+
+def _read_cells(out_dir: str | os.PathLike, header: dict[str, str]) -> dict[str, CellResult]:
+    path = Path(out_dir) / CELLS_FILE
+    if not path.exists():
+        return {}
+    try:
+        lines = files.read_regular_file(path, 1 << 30).decode().split("\n")
+    except (OSError, files.FileRefused, UnicodeDecodeError) as error:
+        raise BenchError(f"{str(path)!r} cannot be read: {error}") from None
+    complete = lines[:-1]  # the part after the last newline is an unfinished write: played again
+    try:
+        found = json.loads(complete[0]) if complete else None
+    except ValueError:
+        found = None
+    if found != header:
+        raise BenchError(f"{str(path)!r} holds another bench ({found}); this one is {header}: choose another --out")
+    done = {}
+    for number, line in enumerate(complete[1:], start=2):
+        try:
+            result = CellResult.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise BenchError(f"{str(path)!r} line {number} is not a cell result") from None
+        done[result.cell] = result
+    if lines[-1]:
+        files.write_atomically(path, ("\n".join(complete) + "\n").encode())  # cut the unfinished line
+    return done
+
+
+def _open_cells(out_dir: str | os.PathLike, header: dict[str, str], resuming: bool) -> Any:
+    try:
+        directory = files.check_output_directory("--out", out_dir, OUT_FILES)
+    except files.FileRefused as error:
+        raise BenchError(str(error)) from None
+    path = directory / CELLS_FILE
+    if not resuming:
+        files.write_atomically(path, (json.dumps(header, sort_keys=True) + "\n").encode())
+    return files.open_for_writing(path, append=True)

@@ -1,0 +1,84 @@
+"""Run independent tasks on worker processes or Ray and get the results back in task order.
+
+The league (:mod:`baselines.league.runner`) and the bench (:mod:`baselines.bench.run`) hand
+out work this way. Results come back in the order of the tasks whatever the backend, so a
+file written from them is the same byte for byte on any backend and number of workers.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+Task = TypeVar("Task")
+Result = TypeVar("Result")
+
+BACKENDS = ("local", "ray")
+
+
+def start_method() -> str:
+    """fork starts a worker in milliseconds with everything (numba's compiled rules, the
+    policies) already imported; elsewhere spawn imports once per worker."""
+    import multiprocessing
+
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
+
+
+def init_worker() -> None:
+    """Leave Ctrl-C to the parent, which stops the pool; and let the pool's SIGTERM (its
+    ``terminate()``) end a worker at once. A forked worker inherits the parent's Python handlers:
+    Ray's driver leaves one that raises SystemExit (even after ``ray.shutdown()``), and a worker
+    blocked on the pool's queue was seen to outlive it, holding the run for ever."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def ordered_map(function: Callable[[Task], Result], tasks: Sequence[Task], backend: str = "local",
+                workers: int = 1, ray_address: str | None = None,
+                missing_ray: Callable[[], Exception] | None = None) -> Iterator[Result]:
+    """``function(task)`` for every task, yielded in task order: in this process (one worker),
+    on a multiprocessing pool, or as Ray tasks (`ray_address`: a cluster to join; None starts a
+    local instance with `workers` CPUs). `function` must be importable by the workers (a
+    module-level function). Closing the iterator stops the workers."""
+    if backend == "ray":
+        yield from _ray_map(function, tasks, workers, ray_address, missing_ray)
+    elif workers == 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield function(task)
+    else:
+        import multiprocessing
+
+        context = multiprocessing.get_context(start_method())
+        with context.Pool(min(workers, len(tasks)), initializer=init_worker) as pool:
+            yield from pool.imap(function, tasks)
+
+
+def _ray_map(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address: str | None,
+             missing_ray: Callable[[], Exception] | None) -> Iterator[Any]:
+    try:
+        import ray
+    except ImportError:
+        raise (missing_ray() if missing_ray else ImportError("the ray backend needs Ray: "
+                                                            "pip install 'dominoes-env[ray]'")) from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address is None:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1)(function)
+        in_flight: deque = deque()
+        window = 4 * max(1, int(ray.cluster_resources().get("CPU", workers)))
+        for task in tasks:
+            in_flight.append(remote.remote(task))
+            if len(in_flight) >= window:
+                yield ray.get(in_flight.popleft())
+        while in_flight:
+            yield ray.get(in_flight.popleft())
+    finally:
+        if started_here:
+            ray.shutdown()

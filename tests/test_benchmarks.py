@@ -1,0 +1,38 @@
+"""Every benchmark script still runs, at its smallest setting: the figures in the docs come from
+them, so one that rots after a move of the code would leave a figure nobody can re-run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+RUNS = {
+    "baselines_speed.py": ["--hands", "4", "--repeats", "1", "--configs", "3x6"],
+    "chain_search_bound.py": ["--hands", "2"],
+    "env_throughput.py": ["--seconds", "0.2"],
+    "hidden_sampling.py": ["--games", "1"],
+    "league_speed.py": ["--games", "4", "--workers", "1", "--split"],
+    "learned_players_by_table.py": ["--hands", "8", "--transfer"],
+    "lookahead_speed.py": ["--hands", "2", "--specs", "lookahead"],
+    "render_speed.py": ["--games", "1", "--repeats", "1"],
+    "table_rule_leagues.py": ["--games", "4", "--workers", "1"],
+    "td_lambda_speed.py": ["--hands", "4"],
+    "vector_throughput.py": ["--seconds", "0.2", "--sizes", "2"],
+}
+
+
+def test_every_benchmark_is_listed():
+    assert sorted(RUNS) == sorted(path.name for path in (ROOT / "benchmarks").glob("*.py"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(RUNS))
+def test_the_benchmark_runs(script, tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *RUNS[script]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip()
