@@ -279,7 +279,7 @@ def test_a_pool_worker_dies_on_sigterm_whatever_handler_the_parent_left():
     pool's SIGTERM in a CI run and held the league for ever. A worker takes SIGTERM's default
     action: checked in a child process whose parent handler swallows the signal."""
     code = ("import os, signal, time; signal.signal(signal.SIGTERM, lambda *_: None)\n"
-            "from baselines.league.runner import _init_worker\n"
-            "_init_worker(); os.kill(os.getpid(), signal.SIGTERM); time.sleep(30); print('survived')\n")
+            "from baselines.harness.parallel import init_worker\n"
+            "init_worker(); os.kill(os.getpid(), signal.SIGTERM); time.sleep(30); print('survived')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == -signal.SIGTERM and "survived" not in done.stdout

@@ -12,8 +12,8 @@ import pytest
 from baselines import evaluate
 from baselines.adapters import FunctionPolicy
 from baselines.cli import main as dominoes
+from baselines.harness import parallel
 from baselines.league import read_results, run_league
-from baselines.league import runner as league_runner
 from baselines.league.results import results_path
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
 from baselines.policies import registry
@@ -81,7 +81,7 @@ def test_a_module_that_fails_to_import_is_reported_not_raised(tmp_path, monkeypa
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_league_workers_resolve_import_paths_as_the_parent_does(user_module, tmp_path, monkeypatch, method):
-    monkeypatch.setattr(league_runner, "start_method", lambda: method)
+    monkeypatch.setattr(parallel, "start_method", lambda: method)
     spec = make_spec(parse_policy_arguments([f"{user_module}.HeaviestLast:2", "random:2"]), 3, 6, 1, seed=2)
     run_league(spec, 12, tmp_path / "two", workers=2)
     run_league(spec, 12, tmp_path / "one", workers=1)
@@ -93,7 +93,7 @@ def test_a_worker_that_cannot_resolve_a_policy_is_one_clear_line(user_module, tm
     spec = make_spec(parse_policy_arguments([f"{user_module}.HeaviestLast:2", "random:2"]), 3, 6, 1, seed=2)
     (tmp_path / f"{user_module}.py").unlink()  # the module disappears after the league was checked
     sys.modules.pop(user_module, None)
-    monkeypatch.setattr(league_runner, "start_method", lambda: "spawn")
+    monkeypatch.setattr(parallel, "start_method", lambda: "spawn")
     with pytest.raises(LeagueError, match=r"game \d+ of the league .*failed: ValueError: .*no module"):
         run_league(spec, 12, tmp_path / "out", workers=2)
 

@@ -20,13 +20,11 @@ its record, even after a killed run.
 from __future__ import annotations
 
 import os
-import signal
-import sys
-from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 
+from baselines.harness.parallel import BACKENDS, ordered_map, start_method
 from baselines.league.games import PlayedGame, play_games
 from baselines.league.results import GameRecord, open_results, results_path
 from baselines.league.spec import MAX_GAMES, LeagueError, LeagueSpec
@@ -35,7 +33,8 @@ from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.records import write_record
 
-BACKENDS = ("local", "ray")
+__all__ = ["BACKENDS", "MAX_WORKERS", "count_recorded", "default_workers", "game_record_path", "record_directory",
+           "run_league", "start_method"]
 MAX_CHUNK = 16  # games per task: large enough to hide the hand-out cost, small enough to balance
 MAX_WORKERS = 1024
 
@@ -152,73 +151,11 @@ def _chunks(games: Sequence[int], workers: int) -> list[list[int]]:
 
 def _chunk_source(backend: str, spec: LeagueSpec, chunks: list[list[int]], workers: int,
                   ray_address: str | None, search_path: tuple[str, ...], record_games: bool) -> ChunkSource:
-    if backend == "ray":
-        return _ray_chunks(spec, chunks, workers, ray_address, search_path, record_games)
-    if workers == 1 or len(chunks) <= 1:
-        return _in_process_chunks(spec, chunks, record_games)
-    return _pool_chunks(spec, chunks, workers, search_path, record_games)
-
-
-def _in_process_chunks(spec: LeagueSpec, chunks: list[list[int]], record_games: bool) -> ChunkSource:
-    for chunk in chunks:
-        yield play_games(spec, chunk, record_games=record_games)
-
-
-def start_method() -> str:
-    """fork starts a worker in milliseconds with everything (numba's compiled rules, the
-    policies) already imported; elsewhere spawn imports once per worker."""
-    import multiprocessing
-
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
-
-
-def _pool_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, search_path: tuple[str, ...],
-                 record_games: bool) -> ChunkSource:
-    import multiprocessing
-
-    context = multiprocessing.get_context(start_method())
-    with context.Pool(min(workers, len(chunks)), initializer=_init_worker) as pool:
-        yield from pool.imap(_play_chunk, [(spec, chunk, search_path, record_games) for chunk in chunks])
-
-
-def _init_worker() -> None:
-    """Leave Ctrl-C to the parent, which stops the pool; and let the pool's SIGTERM (its
-    ``terminate()``) end a worker at once. A forked worker inherits the parent's Python handlers:
-    Ray's driver leaves one that raises SystemExit (even after ``ray.shutdown()``), and a worker
-    blocked on the pool's queue was seen to outlive it, holding the league for ever."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    tasks = [(spec, chunk, search_path, record_games) for chunk in chunks]
+    yield from ordered_map(_play_chunk, tasks, backend, workers, ray_address,
+                           lambda: LeagueError("the ray backend needs Ray: pip install 'dominoes-env[ray]'"))
 
 
 def _play_chunk(task: tuple[LeagueSpec, list[int], tuple[str, ...], bool]) -> list[PlayedGame]:
     spec, games, search_path, record_games = task
     return play_games(spec, games, search_path, record_games)
-
-
-def _ray_chunks(spec: LeagueSpec, chunks: list[list[int]], workers: int, address: str | None,
-                search_path: tuple[str, ...], record_games: bool) -> ChunkSource:
-    try:
-        import ray
-    except ImportError:
-        raise LeagueError("the ray backend needs Ray: pip install 'dominoes-env[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address is None:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
-    try:
-        remote_play = ray.remote(num_cpus=1)(play_games)
-        spec_ref = ray.put(spec)
-        in_flight: deque = deque()
-        pending = iter(chunks)
-        window = 4 * max(1, int(ray.cluster_resources().get("CPU", workers)))
-        for chunk in pending:
-            in_flight.append(remote_play.remote(spec_ref, chunk, search_path, record_games))  # type: ignore[call-arg]
-            if len(in_flight) >= window:
-                yield ray.get(in_flight.popleft())
-        while in_flight:
-            yield ray.get(in_flight.popleft())
-    finally:
-        if started_here:
-            ray.shutdown()
