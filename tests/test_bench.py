@@ -184,3 +184,15 @@ def test_the_ray_backend_writes_the_same_scorecard(tmp_path):
         ray.shutdown()
     for name in (CELLS_FILE, "scorecard.json"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+@pytest.mark.slow
+def test_reference_players_benched_against_the_frozen_pool_land_within_their_interval():
+    """Quick benches (the first two games of every line-up, the same deals as the full suite's) of
+    every reference player give anchored ratings within their 95% interval of the frozen values."""
+    suite = load_suite("v1")
+    assert suite.reference.calibrated
+    for player in suite.pool:
+        card = bench(player, suite, quick=True, workers=2)
+        frozen = suite.reference.pool[player]
+        assert abs(card.rating.value - frozen) <= card.rating.ci95, (player, card.rating, frozen)

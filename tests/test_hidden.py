@@ -266,3 +266,18 @@ def test_no_sampling_call_fails_on_the_largest_table(table_rules):
         if calls >= 10_500:
             break
     assert calls >= 10_000
+
+
+def test_samples_without_facts_are_a_uniform_shuffle():
+    """With no fact but the sizes the sampler deals a plain shuffle: every deal of the hidden tiles
+    into the seats and the boneyard is equally likely (chi-square at a fixed seed)."""
+    rng = np.random.default_rng(11)
+    for *_, knowledge in decisions(3, 6, 20, policy="random", boneyard=True):
+        if 6 <= knowledge.hidden.shape[0] <= 8 and knowledge.hand_sizes[1:].min() > 0 and knowledge.boneyard > 0:
+            break
+    free = HandKnowledge(knowledge.config, knowledge.observation, knowledge.hidden, knowledge.hand_sizes,
+                         knowledge.boneyard, np.zeros_like(knowledge.forbidden))
+    deals = consistent_deals(free)
+    counts = Counter(map(tuple, sample_deals(free, rng, 30 * len(deals)).tolist()))
+    assert set(counts) <= set(deals) and len(deals) >= 20
+    assert chisquare([counts[deal] for deal in deals]).pvalue > 1e-3

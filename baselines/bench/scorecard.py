@@ -37,7 +37,7 @@ import numpy as np
 
 from baselines.bench.rating import Rating, anchored_rating
 from baselines.bench.run import CellResult
-from baselines.bench.suite import Suite, cell_name
+from baselines.bench.suite import Suite, cell_name, read_checked
 from baselines.harness.statistics import ci95_half_width
 from dominoes_env import files
 from dominoes_env.core.config import describe_table
@@ -163,15 +163,7 @@ def read_scorecard(path: str | os.PathLike) -> Scorecard:
     Raises:
         ScorecardError: the file is missing, not JSON, not a scorecard, or a field is damaged.
     """
-    name = str(path)
-    try:
-        content = json.loads(files.read_regular_file(path, MAX_SCORECARD_BYTES))
-    except (OSError, files.FileRefused, ValueError) as error:
-        raise ScorecardError(f"scorecard {name!r} cannot be read: {error}") from None
-    try:
-        return _scorecard_from_dict(content)
-    except (ValueError, KeyError, TypeError) as error:
-        raise ScorecardError(f"scorecard {name!r} is damaged: {error}") from None
+    return read_checked(path, MAX_SCORECARD_BYTES, _scorecard_from_dict, ScorecardError, "scorecard", "is damaged")
 
 
 def _scorecard_from_dict(content: Any) -> Scorecard:

@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.core.config import RULE_SETS, GameConfig, make_config
 
+Parsed = TypeVar("Parsed")
 FORMAT = "dominoes-bench-suite/1"
 #: The newest suite version: what ``dominoes bench`` uses by default.
 LATEST = "v1"
@@ -158,14 +161,21 @@ def load_suite(version_or_path: str | Path = LATEST) -> Suite:
         path = suite_path(text)
     else:
         path = Path(version_or_path)
+    return read_checked(path, MAX_SUITE_BYTES, suite_from_dict, SuiteError, "benchmark suite", "is not a valid suite")
+
+
+def read_checked(path: str | os.PathLike, limit: int, parse: Callable[[Any], Parsed], error: type[ValueError],
+                 what: str, damaged: str) -> Parsed:
+    """``parse`` of the JSON in the file at `path` (at most `limit` bytes); anything wrong is one
+    `error` line: "WHAT 'PATH' cannot be read: ..." or "WHAT 'PATH' DAMAGED: ..."."""
     try:
-        content = json.loads(files.read_regular_file(path, MAX_SUITE_BYTES))
-    except (OSError, files.FileRefused, ValueError) as error:
-        raise SuiteError(f"benchmark suite {str(path)!r} cannot be read: {error}") from None
+        content = json.loads(files.read_regular_file(path, limit))
+    except (OSError, files.FileRefused, ValueError) as reason:
+        raise error(f"{what} {str(path)!r} cannot be read: {reason}") from None
     try:
-        return suite_from_dict(content)
-    except (ValueError, KeyError, TypeError) as error:
-        raise SuiteError(f"benchmark suite {str(path)!r} is not a valid suite: {error}") from None
+        return parse(content)
+    except (ValueError, KeyError, TypeError) as reason:
+        raise error(f"{what} {str(path)!r} {damaged}: {reason}") from None
 
 
 def suite_from_dict(content: Any) -> Suite:

@@ -45,7 +45,8 @@ the cover-doubles rule that cover more than the waiting double. Samples are unif
 deals that agree with facts 1-4 (``tests/test_hidden.py`` checks that the truth always agrees,
 and the distribution on tables small enough to enumerate).
 
-**Sampling** (:func:`sample_deals`): exact and uniform, by counting, and it cannot fail on a
+**Sampling** (:func:`sample_deals`): exact and uniform, by counting (with no fact but the sizes,
+a plain shuffle), and it cannot fail on a
 position the rules allow (the true deal agrees, so there is always one). The facts say "place p
 (a seat, or the boneyard) holds exactly c_p hidden tiles, none with an end in V_p". Places that
 allow the same tiles form one group (the boneyard and every seat with no fact are one group);
@@ -337,12 +338,17 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
         RuntimeError: no deal agrees with the facts. Sound facts always leave the true deal, so
             this means the observations were not all shown to the tracker in order.
     """
-    plan = sampling_plan(knowledge)
     n = knowledge.config.num_players
     m = knowledge.hidden.shape[0]
     out = np.empty((count, m), dtype=np.int64)
     if m == 0:
         return out
+    if not knowledge.forbidden.any():  # no fact but the sizes (most decisions): a uniform shuffle
+        rooms = np.append(knowledge.hand_sizes[1:], knowledge.boneyard).astype(np.int64)
+        _shuffled_deals(rooms, rng, out)
+        out[out == n] = BONEYARD
+        return out
+    plan = sampling_plan(knowledge)
     constrained = plan.constrained
     free = np.flatnonzero(plan.allowed.all(axis=1))
     dimensions = np.array([g for g in range(plan.capacity.shape[0]) if g != plan.implied], dtype=np.int64)
@@ -372,6 +378,27 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
                        plan.capacity, members, member_rooms, rng, out)
     out[out == n] = BONEYARD
     return out
+
+
+@njit(cache=True)
+def _shuffled_deals(rooms, rng, out):
+    """Each row of `out`: the tiles in a uniformly random order, dealt to places 1, 2, ... in turn,
+    ``rooms[p - 1]`` tiles to place p."""
+    m = out.shape[1]
+    order = np.empty(m, dtype=np.int64)
+    for row in range(out.shape[0]):
+        for k in range(m):
+            order[k] = k
+        for k in range(m - 1, 0, -1):
+            j = int(rng.random() * (k + 1))
+            order[k], order[j] = order[j], order[k]
+        place, left = 0, rooms[0]
+        for k in range(m):
+            while left == 0:
+                place += 1
+                left = rooms[place]
+            out[row, order[k]] = place + 1
+            left -= 1
 
 
 @njit(cache=True)
