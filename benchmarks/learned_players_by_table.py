@@ -10,7 +10,8 @@ With ``--transfer`` it also plays weights trained for one table at another (the 
 their features are scaled by the table, so the same names mean the same thing at every size;
 td_lambda's network has one input per tile and seat, so its weights fit their own table only).
 
-    python benchmarks/learned_players_by_table.py [--hands 1000] [--transfer] [--tables 4p_d9 ...] [--no-strength]
+    python benchmarks/learned_players_by_table.py [--hands 1000] [--two-player-hands 4000] [--transfer]
+        [--tables 4p_d9 ...] [--no-strength]
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def transferred(name: str, trained: GameConfig, played: GameConfig) -> Policy:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=1000, help="hands per evaluation (default 1000)")
+    parser.add_argument("--two-player-hands", type=int, default=4000,
+                        help="hands per evaluation at 2 players, where a hand varies most (default 4000)")
     parser.add_argument("--transfer", action="store_true", help="also play weights at tables they were not trained for")
     parser.add_argument("--tables", nargs="+", metavar="TAG", default=None,
                         help="only these shipped tables, by their files' tag (e.g. 4p_d9 6p_d12_mexican_train)")
@@ -75,7 +78,7 @@ def main() -> None:
     start = time.time()
     header = "| table | player | " + " | ".join(f"vs {name}" for name in OPPONENTS) + " |"
     print(f"paired difference in pips per hand (player minus opponents; negative: the player leaves fewer), "
-          f"95% interval; {args.hands} hands per cell, seed {SEED}\n")
+          f"95% interval; {args.hands} hands per cell ({args.two_player_hands} at 2 players), seed {SEED}\n")
     print(header)
     print("|---|---|" + "---:|" * len(OPPONENTS))
     tables = [table for table in shipped_tables("td_lambda", "safetensors")
@@ -87,7 +90,8 @@ def main() -> None:
             except ValueError:
                 print(f"| {describe_table(config)} | {name} | (no weights ship) |||")
                 continue
-            print(row(name, name, config, args.hands), flush=True)
+            hands = args.two_player_hands if config.num_players == 2 else args.hands
+            print(row(name, name, config, hands), flush=True)
     if args.transfer:
         print("\nweights trained for one table, played at another\n")
         print(header)

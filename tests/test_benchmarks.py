@@ -16,7 +16,7 @@ RUNS = {
     "env_throughput.py": ["--seconds", "0.2"],
     "hidden_sampling.py": ["--games", "1"],
     "league_speed.py": ["--games", "4", "--workers", "1", "--split"],
-    "learned_players_by_table.py": ["--hands", "8", "--transfer"],
+    "learned_players_by_table.py": ["--hands", "8", "--two-player-hands", "8", "--transfer"],
     "lookahead_speed.py": ["--hands", "2", "--specs", "lookahead"],
     "render_speed.py": ["--games", "1", "--repeats", "1"],
     "table_rule_leagues.py": ["--games", "4", "--workers", "1"],

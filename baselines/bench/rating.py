@@ -86,8 +86,16 @@ def anchored_rating(outcomes: Sequence[Outcome], pool: Mapping[str, float]) -> R
 
 
 def pool_ratings(results: Mapping[str, Iterable[Outcome]], anchor: tuple[str, float] = ANCHOR) -> dict[str, float]:
-    """Ratings of every pool player from each one's outcomes against the others (`results[player]`),
-    fitted jointly by maximum likelihood, `anchor`'s player held at its value.
+    """The frozen scale: ratings of the pool players such that each one's anchored rating against
+    the others (:func:`anchored_rating` of its own outcomes, `results[player]`) is its rating, with
+    `anchor`'s player held at its value.
+
+    A joint fit of every pair's games (Bradley-Terry) would count a game of X against three Ys
+    and one of Y against three Xs alike; the bench only ever rates an agent from its own seat,
+    so the scale is made the same way: benched against the frozen pool on the full suite, every
+    reference player gets back its frozen rating. Found by iterating every player's anchored fit
+    to a fixed point (the equations only fix the ratings up to a constant, so each step shifts
+    them to put the anchor at its value).
 
     Raises:
         ValueError: the anchor is not among the players.
@@ -95,26 +103,14 @@ def pool_ratings(results: Mapping[str, Iterable[Outcome]], anchor: tuple[str, fl
     players = sorted(results)
     if anchor[0] not in players:
         raise ValueError(f"the anchor {anchor[0]!r} is not in the pool {players}")
-    index = {name: k for k, name in enumerate(players)}
-    pairs = [(index[player], index[outcome.opponent], outcome.score, outcome.count)
-             for player, outcomes in results.items() for outcome in outcomes if outcome.opponent in index
-             and outcome.opponent != player]
-    first = np.array([p[0] for p in pairs])
-    second = np.array([p[1] for p in pairs])
-    scores = np.array([p[2] for p in pairs])
-    counts = np.array([p[3] for p in pairs], dtype=np.float64)
-    values = np.zeros(len(players))
-    for _ in range(2000):  # minorise-maximise steps (Hunter 2004) in strengths, then to ELO
-        strength = np.exp(_K * values)
-        wins = np.bincount(first, weights=scores, minlength=len(players)) + \
-            np.bincount(second, weights=counts - scores, minlength=len(players))
-        denominator = np.bincount(first, weights=counts / (strength[first] + strength[second]),
-                                  minlength=len(players)) + \
-            np.bincount(second, weights=counts / (strength[first] + strength[second]), minlength=len(players))
-        updated = np.log(np.maximum(wins, 1e-9) / denominator) / _K
-        updated -= updated[index[anchor[0]]]
-        if np.max(np.abs(updated - values)) < 1e-7:
-            values = updated
+    outcomes = {player: list(found) for player, found in results.items()}
+    ratings = dict.fromkeys(players, anchor[1])
+    for _ in range(5000):
+        updated = {player: anchored_rating(outcomes[player], ratings).value for player in players}
+        shift = anchor[1] - updated[anchor[0]]  # the scale is only fixed up to a constant: pin the anchor
+        updated = {player: value + shift for player, value in updated.items()}
+        moved = max(abs(updated[player] - ratings[player]) for player in players)
+        ratings = updated
+        if moved < 1e-7:
             break
-        values = updated
-    return {name: round(float(values[index[name]] + anchor[1]), 1) for name in players}
+    return {name: round(float(ratings[name]), 1) for name in players}
