@@ -10,7 +10,8 @@ Nothing here imports torch: learned policies register themselves only when their
 
 The floor plan: :mod:`baselines.policies` (the interface, names and specs, the hand-crafted
 players), :mod:`baselines.harness` (the game loop and the evaluation), :mod:`baselines.cli`
-(the ``dominoes`` command), :mod:`baselines.league`, :mod:`baselines.learning` (what the
+(the ``dominoes`` command), :mod:`baselines.league`, :mod:`baselines.benchmark` (the fixed suite
+and scorecard of ``dominoes bench``), :mod:`baselines.learning` (what the
 learners share) and one package per learner (:mod:`baselines.td_lambda`,
 :mod:`baselines.linear_sarsa`, :mod:`baselines.lookahead`), :mod:`baselines.adapters`
 (RL libraries' models as policies), and the shipped weights in ``checkpoints/``.
@@ -22,18 +23,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from baselines.benchmark import bench
     from baselines.harness.evaluate import evaluate
     from baselines.policies.policy import Policy
     from baselines.policies.registry import make_policy, policy_names, policy_parameters, register_policy
 
 #: Public names and their modules, imported on first use: ``dominoes`` (whose entry point lives in
 #: this package) starts without loading the engine, so Ctrl-C during its start-up is one line.
-_PUBLIC = {"Policy": "baselines.policies.policy", "evaluate": "baselines.harness.evaluate",
+_PUBLIC = {"Policy": "baselines.policies.policy", "bench": "baselines.benchmark",
+           "evaluate": "baselines.harness.evaluate",
            "make_policy": "baselines.policies.registry", "policy_names": "baselines.policies.registry",
            "policy_parameters": "baselines.policies.registry",
            "register_policy": "baselines.policies.registry"}
 
-__all__ = ["Policy", "evaluate", "make_policy", "policy_names", "policy_parameters", "register_policy"]
+__all__ = ["Policy", "bench", "evaluate", "make_policy", "policy_names", "policy_parameters", "register_policy"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from baselines.bench import bench, load_suite, read_scorecard
-from baselines.bench.rating import Outcome, anchored_rating, pool_ratings
-from baselines.bench.run import CELLS_FILE, run_cells
-from baselines.bench.scorecard import ScorecardError, make_scorecard
-from baselines.bench.suite import SuiteError, suite_from_dict
+from baselines.benchmark import bench, load_suite, read_scorecard
+from baselines.benchmark.rating import Outcome, anchored_rating, pool_ratings
+from baselines.benchmark.run import CELLS_FILE, run_cells
+from baselines.benchmark.scorecard import ScorecardError, make_scorecard
+from baselines.benchmark.suite import SuiteError, suite_from_dict
 from baselines.cli import main as dominoes
 from baselines.harness.evaluate import evaluate
 from baselines.policies.registry import make_policy
@@ -146,7 +146,7 @@ def test_pool_ratings_recover_known_strengths_with_random_at_1000():
 
 
 def test_the_command_benches_compares_and_refuses_in_one_line(tmp_path, capsys, monkeypatch):
-    import baselines.bench.cli as cli
+    import baselines.benchmark.cli as cli
 
     monkeypatch.setattr(cli, "load_suite", lambda version: suite_from_dict(tiny_suite()) if version == "test"
                         else load_suite(version))

@@ -14,10 +14,10 @@ import argparse
 import json
 from pathlib import Path
 
-from baselines.bench import bench, load_suite
-from baselines.bench.rating import pool_ratings
-from baselines.bench.run import run_cells
-from baselines.bench.suite import suite_path, weights_fingerprint
+from baselines.benchmark import bench, load_suite
+from baselines.benchmark.rating import pool_ratings
+from baselines.benchmark.run import run_cells
+from baselines.benchmark.suite import suite_path, weights_fingerprint
 from dominoes_env import files
 
 

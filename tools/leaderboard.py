@@ -1,6 +1,6 @@
 """Write docs/leaderboard.md: every shipped player's scorecard on a suite version, best rating first.
 
-Each player is benched like any agent (``baselines.bench.bench``), its cells kept under --out, so
+Each player is benched like any agent (``baselines.benchmark.bench``), its cells kept under --out, so
 a second run only reads them back:
 
     python tools/leaderboard.py [--suite v1] [--workers 2] [--out runs/bench-calibration]
@@ -12,8 +12,8 @@ import argparse
 import time
 from pathlib import Path
 
-from baselines.bench import bench, load_suite
-from baselines.bench.suite import suite_path
+from baselines.benchmark import bench, load_suite
+from baselines.benchmark.suite import suite_path
 from dominoes_env import files
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"

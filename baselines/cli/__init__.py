@@ -22,8 +22,8 @@ from baselines.cli.signals import Stopped
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("baselines.cli.demo", "play a seeded game between random players, shown as text (one hand; --hands N)"),
     "evaluate": ("baselines.cli.evaluate", "evaluate policies against each other with rotated seats"),
-    "bench": ("baselines.bench.cli", "rate one agent on the fixed dominoes-bench suite (a scorecard with an anchored "
-                                     "rating)"),
+    "bench": ("baselines.benchmark.cli", "rate one agent on the fixed dominoes-bench suite (a scorecard with an "
+                                         "anchored rating)"),
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
     "play": ("baselines.cli.play", "play a game in the terminal against the shipped players"),
     "replay": ("baselines.cli.replay", "step through a game record, or write it as PNG frames or an animated GIF"),

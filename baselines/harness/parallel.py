@@ -1,6 +1,6 @@
 """Run independent tasks on worker processes or Ray and get the results back in task order.
 
-The league (:mod:`baselines.league.runner`) and the bench (:mod:`baselines.bench.run`) hand
+The league (:mod:`baselines.league.runner`) and the bench (:mod:`baselines.benchmark.run`) hand
 out work this way. Results come back in the order of the tasks whatever the backend, so a
 file written from them is the same byte for byte on any backend and number of workers.
 """

@@ -8,14 +8,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from baselines.bench.suite import Suite
+from baselines.benchmark.suite import Suite
 from dominoes_env import files
 
 
 def plot_scorecard(scorecard: Any, suite: Suite, path: str | os.PathLike) -> Path:
     """Two panels: the pool's ratings and the agent's (with its 95% interval), and the agent's
     normalised score in each cell (0: random, 100: the best shipped player there). `scorecard` is a
-    :class:`~baselines.bench.scorecard.Scorecard` (typed loosely: that module imports this one)."""
+    :class:`~baselines.benchmark.scorecard.Scorecard` (typed loosely: that module imports this one)."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display needed

@@ -5,7 +5,7 @@
 - ``suite``: the suite version it was measured on; ``package_version``: the dominoes-env that made it;
   ``agent``: the agent's spec;
 - ``rating``: the headline, ``{"value", "ci95", "games"}``: the anchored ELO
-  (:mod:`baselines.bench.rating`) with the half-width of its 95% interval;
+  (:mod:`baselines.benchmark.rating`) with the half-width of its 95% interval;
 - ``normalised``: the mean of the cells' normalised scores;
 - ``skipped``: the suite's tables the agent could not play (weights for another table);
 - ``cells``: one object per table and line-up: ``table``, ``line_up``, ``opponents``, ``hands``,
@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from baselines.bench.rating import Rating, anchored_rating
-from baselines.bench.run import CellResult
-from baselines.bench.suite import Suite, cell_name, read_checked
+from baselines.benchmark.rating import Rating, anchored_rating
+from baselines.benchmark.run import CellResult
+from baselines.benchmark.suite import Suite, cell_name, read_checked
 from baselines.harness.statistics import ci95_half_width
 from dominoes_env import files
 from dominoes_env.core.config import describe_table
@@ -125,7 +125,7 @@ def write_scorecard(scorecard: Scorecard, suite: Suite, out_dir: str | os.PathLi
                                       (json.dumps(scorecard.to_dict(), sort_keys=True, indent=1) + "\n").encode()),
                files.write_atomically(directory / "scorecard.md", markdown(scorecard, suite).encode())]
     try:
-        from baselines.bench.plot import plot_scorecard
+        from baselines.benchmark.plot import plot_scorecard
     except ImportError:
         return written
     written.append(plot_scorecard(scorecard, suite, directory / "scorecard.png"))

@@ -8,7 +8,7 @@ two scorecards of one suite version compare deal by deal). The agent plays under
 
 Each finished cell is appended to ``cells.jsonl`` in the output directory (first line: which
 suite and which agent), in cell order, so a killed run resumes where it stopped and gives
-the same file; the scorecard (:mod:`baselines.bench.scorecard`) is computed from it.
+the same file; the scorecard (:mod:`baselines.benchmark.scorecard`) is computed from it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.bench.rating import Outcome
-from baselines.bench.suite import LineUp, Suite, Table, cell_name, check_weights
+from baselines.benchmark.rating import Outcome
+from baselines.benchmark.suite import LineUp, Suite, Table, cell_name, check_weights
 from baselines.harness.evaluate import EvaluationResult, evaluate
 from baselines.harness.parallel import ordered_map
 from baselines.harness.statistics import ci95_half_width

@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from baselines.bench.run import BenchError, playable_tables, run_cells
-from baselines.bench.scorecard import ScorecardError, compare, make_scorecard, read_scorecard, write_scorecard
-from baselines.bench.suite import LATEST, SuiteError, load_suite, quick_suite, versions
+from baselines.benchmark.run import BenchError, playable_tables, run_cells
+from baselines.benchmark.scorecard import ScorecardError, compare, make_scorecard, read_scorecard, write_scorecard
+from baselines.benchmark.suite import LATEST, SuiteError, load_suite, quick_suite, versions
 from baselines.cli import options
 from baselines.harness.parallel import BACKENDS
 from baselines.league.runner import MAX_WORKERS, default_workers

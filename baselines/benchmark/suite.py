@@ -1,6 +1,6 @@
 """A benchmark suite: the fixed tables, line-ups, deals and frozen references an agent is measured on.
 
-A suite is one versioned JSON file shipped in the package (``baselines/bench/suites/v1.json``).
+A suite is one versioned JSON file shipped in the package (``baselines/benchmark/suites/v1.json``).
 Changing anything in it (a table, a line-up, the number of games, a seed, a reference value)
 makes a new version, a new file: old files stay, so an old scorecard can be reproduced. The
 file holds:
@@ -139,7 +139,7 @@ def cell_name(table: Table, line_up: LineUp) -> str:
 
 def suite_path(version: str) -> Path:
     """The packaged file of a suite version."""
-    return Path(str(resources.files("baselines.bench") / "suites" / f"{version}.json"))
+    return Path(str(resources.files("baselines.benchmark") / "suites" / f"{version}.json"))
 
 
 def versions() -> list[str]:

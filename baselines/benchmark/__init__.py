@@ -1,8 +1,8 @@
 """dominoes-bench: a fixed, versioned suite and a scorecard with a rating on a fixed scale.
 
 ``bench(agent)`` plays the agent (a spec the league takes, a factory or a Policy) through every
-table and line-up of a suite version (:mod:`baselines.bench.suite`) and returns its
-:class:`~baselines.bench.scorecard.Scorecard`; ``dominoes bench SPEC`` does the same from the
+table and line-up of a suite version (:mod:`baselines.benchmark.suite`) and returns its
+:class:`~baselines.benchmark.scorecard.Scorecard`; ``dominoes bench SPEC`` does the same from the
 command line and writes the scorecard. docs/bench.md describes the protocol.
 """
 
@@ -12,9 +12,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from baselines.bench.run import BenchError, run_cells
-from baselines.bench.scorecard import Scorecard, ScorecardError, make_scorecard, read_scorecard, write_scorecard
-from baselines.bench.suite import LATEST, Suite, SuiteError, load_suite, quick_suite
+from baselines.benchmark.run import BenchError, run_cells
+from baselines.benchmark.scorecard import Scorecard, ScorecardError, make_scorecard, read_scorecard, write_scorecard
+from baselines.benchmark.suite import LATEST, Suite, SuiteError, load_suite, quick_suite
 
 __all__ = ["BenchError", "Scorecard", "ScorecardError", "Suite", "SuiteError", "bench", "load_suite",
            "read_scorecard"]
