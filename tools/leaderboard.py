@@ -3,7 +3,7 @@
 Each player is benched like any agent (``baselines.benchmark.bench``), its cells kept under --out, so
 a second run only reads them back:
 
-    python tools/leaderboard.py [--suite v1] [--workers 2] [--out runs/bench-calibration]
+    python tools/leaderboard.py [--suite v1] [--workers 2] [--out runs/bench-leaderboard]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="v1")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("runs/bench-calibration"))
+    parser.add_argument("--out", type=Path, default=Path("runs/bench-leaderboard"))
     args = parser.parse_args()
     suite = load_suite(args.suite)
     cards, seconds = [], {}
