@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from baselines import Policy, evaluate
+from baselines.benchmark import BenchError, Scorecard, bench
 from baselines.harness.evaluate import EvaluationResult
 from baselines.harness.statistics import ci95_half_width
 from dominoes_env.core.config import GameConfig, make_config
@@ -36,6 +37,9 @@ BASELINES = ("persistent_line", "double", "greedy")
 
 #: The table the examples train and rate on unless told otherwise: 4 players, double-nine, the rule book.
 DEFAULT_TABLE = make_config(4, 9)
+
+#: ``--bench``: the whole dominoes-bench suite at the agent's table, its quick setting, or none.
+BENCH_CHOICES = ("full", "quick", "off")
 
 _OTHER_SEATS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
 
@@ -93,11 +97,31 @@ class Rating:
     gain: GainOverRandom
     against_random: EvaluationResult  # the agent and random players in the other seats
     against_baselines: EvaluationResult  # the agent and the shipped baselines
+    scorecard: Scorecard | None = None  # its dominoes-bench scorecard (None: --bench off, or no suite table)
+
+
+def bench_headline(agent: Policy, mode: str = "full") -> Scorecard | None:
+    """Bench `agent` on dominoes-bench (`mode`: "full", "quick" or "off") and print the headline:
+    its rating on the scale of the frozen reference pool, so a run can be set beside the leaderboard.
+
+    The agent is a Policy built for one table, so it plays only the suite's cells at that table
+    (the headline says so); a table the suite does not hold is reported, not an error.
+    """
+    if mode == "off":
+        return None
+    try:
+        scorecard = bench(agent, quick=mode == "quick")
+    except BenchError as error:
+        print(f"\n## dominoes-bench\n\nnot benched: {error}", flush=True)
+        return None
+    print(f"\n## dominoes-bench\n\n{scorecard.headline()}", flush=True)
+    return scorecard
 
 
 def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELINES,
-         table: GameConfig = DEFAULT_TABLE) -> Rating:
-    """Rate `agent` against random players, then against `baselines`, at `table`; print the tables and the gain.
+         table: GameConfig = DEFAULT_TABLE, bench_mode: str = "full") -> Rating:
+    """Rate `agent` against random players, then against `baselines`, at `table`; print the tables and
+    the gain; then bench it (:func:`bench_headline`, `bench_mode`).
 
     The baselines' table lists the agent and every baseline; with fewer seats than entries
     :func:`~baselines.harness.evaluate` deals each hand to a seated subset in turn, and with more
@@ -109,7 +133,7 @@ def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELI
     entries = [baselines[index % len(baselines)] for index in range(seats)]
     against_baselines = evaluate([agent, *entries], num_hands=hands, seed=seed, num_players=table)
     print(f"\n## {agent.label} against the baselines\n\n{against_baselines.table()}", flush=True)
-    return Rating(gain, against_random, against_baselines)
+    return Rating(gain, against_random, against_baselines, bench_headline(agent, bench_mode))
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+from settings_cli import add_bench_option
 
 import dominoes_env
 from baselines.adapters import FunctionPolicy
@@ -192,6 +193,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--eval-hands", type=int, default=2000,
                         help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
                              "at 4 players)")
+    add_bench_option(parser)
     parser.add_argument("--seed", type=int, default=0, help="seeds RLlib and the rating's deals (default 0)")
     args = parser.parse_args(argv)
     try:
@@ -224,8 +226,9 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     finally:
         ray.shutdown()
     label = f"rllib_ppo({sum(log.env_steps for log in logs)} steps)"
-    agent = FunctionPolicy(args.table, predict=greedy_predict(module), label=label)
-    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table))
+    agent = FunctionPolicy(args.table, predict=greedy_predict(module), label=label, one_hand=True)
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table,
+                                                   bench_mode=args.bench))
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     model.save(args.out)
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
     agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
-    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table)
+    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     return SavedRun(args.out, args.steps, train_seconds, rating)
 
 

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     print(f"trained {model.num_timesteps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out}",
           flush=True)
     agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
-    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table)
+    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     return SavedRun(args.out, model.num_timesteps, train_seconds, rating)
 
 

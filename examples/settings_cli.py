@@ -18,6 +18,8 @@ import argparse
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rating import BENCH_CHOICES
+
 from baselines.cli.options import add_table_options, count, table
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 
@@ -43,6 +45,14 @@ def add_run_options(parser: argparse.ArgumentParser, default_steps: int, default
     parser.add_argument("--eval-hands", type=int, default=2000,
                         help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
                              "at 4 players)")
+    add_bench_option(parser)
+
+
+def add_bench_option(parser: argparse.ArgumentParser) -> None:
+    """``--bench full|quick|off``: how the example ends, with the trained agent's dominoes-bench headline."""
+    parser.add_argument("--bench", choices=BENCH_CHOICES, default="full",
+                        help="end with the agent's dominoes-bench rating: the whole suite at its table (full, "
+                             "the default), the quick setting, or off")
 
 
 def check_run_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -59,7 +59,7 @@ from baselines.learning.options import bounded
 from baselines.policies.policy import SeedLike
 from dominoes_env import SingleAgentEnv, make_config
 from dominoes_env.core.config import GameConfig, describe_table
-from dominoes_env.core.observation import observation_layout
+from dominoes_env.core.observation import one_hand_part
 
 TABLE = make_config(4, 9)  # the table the Q-network learns by default: 4 players, double-nine, no table rules
 REWARD_SCALE = 0.1
@@ -205,12 +205,9 @@ class TianshouDQNPolicy(Policy):
         if self.config != table:
             raise ValueError(f"the Q-network was trained for {describe_table(table)}, "
                              f"not {describe_table(self.config)}")
-        self.observation_size = observation_layout(table).size
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        if observation.shape != (self.observation_size,):
-            raise ValueError(f"the Q-network reads one-hand observations ({self.observation_size} entries), got "
-                             f"{observation.shape[0]}: a game of several hands? (--hands-per-game 1)")
+        observation = one_hand_part(self.config, observation)  # games of several hands: without the scores
         batch = Batch(obs=Batch(obs=observation[None], mask=action_mask[None].astype(bool)), info=None)
         with torch.no_grad():
             return int(self.policy(batch).act[0])
@@ -240,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     save(policy, args.settings, args.out, args.table)
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)
     agent = make_policy(POLICY_NAME, args.table, checkpoint=str(args.out))  # as the command line makes it
-    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table)
+    rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     return SavedRun(args.out, args.steps, train_seconds, rating)
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from rating import DEFAULT_TABLE, LoggedRun, rate
+from settings_cli import add_bench_option
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -204,6 +205,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--eval-hands", type=int, default=2000,
                         help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
                              "at 4 players)")
+    add_bench_option(parser)
     parser.add_argument("--seed", type=int, default=0, help="seeds torch, the env and the rating's deals (default 0)")
     args = parser.parse_args(argv)
     try:
@@ -226,8 +228,9 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     print("check_env_specs: passed", flush=True)
     logs, logits_net = train(env, args.iterations, args.frames_per_batch)
     label = f"torchrl_ppo({sum(log.frames for log in logs)} steps)"
-    agent = FunctionPolicy(args.table, predict=greedy_predict(logits_net), label=label)
-    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table))
+    agent = FunctionPolicy(args.table, predict=greedy_predict(logits_net), label=label, one_hand=True)
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table,
+                                                   bench_mode=args.bench))
 
 
 if __name__ == "__main__":

@@ -62,3 +62,20 @@ def printed_gain(output: str) -> float:
     match = re.search(r"gain ([+-]\d+\.\d+) ± (\d+\.\d+) pips per hand", output)
     assert match, output
     return float(match.group(1))
+
+
+def printed_bench_rating(output: str, label: str) -> float:
+    """The dominoes-bench headline that examples/rating.py prints last (``--bench quick``): the
+    agent's rating on the frozen pool's scale, played at the example's table (4p_d9) only."""
+    match = re.search(rf"\n{re.escape(label)} on dominoes-bench v1-quick: rating (\d+) ± (\d+) \(95% interval\), "
+                      rf"normalised score -?\d+, at 4p_d9 only\n*$", output)
+    assert match, output[-2000:]
+    assert 0 < float(match.group(2)) < 300
+    return float(match.group(1))
+
+
+def check_bench_scorecard(scorecard) -> None:
+    """An example's scorecard (``--bench quick``): rated, every cell at the example's table."""
+    assert scorecard is not None and scorecard.rating is not None
+    assert scorecard.suite == "v1-quick" and {cell["table"] for cell in scorecard.cells} == {"4p_d9"}
+    assert "4p_d9" not in scorecard.skipped and scorecard.skipped

@@ -12,6 +12,7 @@ from tests.conftest import ROOT
 
 RUNS = {
     "baselines_speed.py": ["--hands", "4", "--repeats", "1", "--configs", "3x6"],
+    "bench_at_one_table.py": ["--players", "random", "greedy", "--quick"],
     "chain_search_bound.py": ["--hands", "2"],
     "env_throughput.py": ["--seconds", "0.2"],
     "hidden_sampling.py": ["--games", "1"],

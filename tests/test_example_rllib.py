@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import check_bench_scorecard
 
 import dominoes_env
 
@@ -67,7 +68,8 @@ def test_an_illegal_action_raises_the_envs_error(example):
 
 
 def test_one_training_iteration_and_its_agent_plays_only_legal_moves(example):
-    result = example.main(["--iterations", "1", "--batch-size", "400", "--eval-hands", "48", "--seed", "0"])
+    result = example.main(["--iterations", "1", "--batch-size", "400", "--eval-hands", "48", "--seed", "0",
+                           "--bench", "quick"])
     (log,) = result.iterations
     assert log.env_steps >= 400 and log.episodes >= 1
     assert all(math.isfinite(x) for x in (log.policy_loss, log.vf_loss, log.entropy, log.mean_pips))
@@ -76,6 +78,7 @@ def test_one_training_iteration_and_its_agent_plays_only_legal_moves(example):
     for table in (result.rating.against_random, result.rating.against_baselines):
         assert table[result.label].hands == 48
     assert math.isfinite(result.rating.gain.gain)
+    check_bench_scorecard(result.rating.scorecard)  # it ends with its dominoes-bench headline
 
 
 def test_the_default_budget_learns_to_beat_random_players(example):
@@ -83,5 +86,5 @@ def test_the_default_budget_learns_to_beat_random_players(example):
     random player in the same seats and deals. Measured: +4.78 ± 1.06 at seed 0 over these 400 hands
     (RLlib's runs are not repeatable to the digit: +3.70 and +4.75 over 2,000 hands in two runs of the
     same command); an untrained network is within about ±1.4 of 0."""
-    result = example.main(["--eval-hands", "400", "--seed", "0"])
+    result = example.main(["--eval-hands", "400", "--seed", "0", "--bench", "off"])
     assert result.rating.gain.gain >= 2.0

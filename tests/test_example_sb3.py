@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, printed_gain, run_library_snippets
+from conftest import ROOT, printed_bench_rating, printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,8 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
     pytest.importorskip("sb3_contrib")
     model = tmp_path / "model.zip"
     run = subprocess.run([sys.executable, str(EXAMPLE), "--steps", str(STEPS), "--seed", "0", "--out", str(model),
-                          "--eval-hands", str(EVAL_HANDS)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                          "--eval-hands", str(EVAL_HANDS), "--bench", "quick"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert model.is_file()
     out = run.stdout
@@ -40,6 +41,8 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
         assert f"| {baseline} |" in out
     gain = printed_gain(out)
     assert gain >= MIN_GAIN, out
+    # It ends with its dominoes-bench headline, at the example's table only.
+    printed_bench_rating(out, f"maskable_ppo@{model}")
 
     dominoes = Path(sys.executable).with_name("dominoes")
     cli = subprocess.run([str(dominoes), "evaluate", f"maskable_ppo@{model}", "random:3", "--hands", "40",

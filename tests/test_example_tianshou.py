@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, printed_gain, run_library_snippets
+from conftest import ROOT, printed_bench_rating, printed_gain, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,8 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
     pytest.importorskip("tianshou")
     saved = tmp_path / "q_network.pt"
     run = subprocess.run([sys.executable, str(EXAMPLE), "--steps", str(STEPS), "--seed", "0", "--out", str(saved),
-                          "--eval-hands", str(EVAL_HANDS)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                          "--eval-hands", str(EVAL_HANDS), "--bench", "quick"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert saved.is_file()
     out = run.stdout
@@ -39,6 +40,8 @@ def test_the_example_trains_saves_and_beats_random_players(tmp_path):
         assert f"| {baseline} |" in out
     gain = printed_gain(out)
     assert gain >= MIN_GAIN, out
+    # It ends with its dominoes-bench headline, at the example's table only.
+    printed_bench_rating(out, f"tianshou_dqn.TianshouDQNPolicy@{saved}")
 
 
 def test_the_mask_reaches_tianshou_as_it_expects(import_example):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import ROOT, run_library_snippets
+from conftest import ROOT, check_bench_scorecard, run_library_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,8 @@ def test_the_env_passes_check_env_specs_and_random_play_obeys_the_mask(example):
 
 
 def test_a_short_run_trains_and_its_agent_plays_only_legal_moves(example):
-    result = example.main(["--iterations", "2", "--frames-per-batch", "256", "--eval-hands", "48", "--seed", "0"])
+    result = example.main(["--iterations", "2", "--frames-per-batch", "256", "--eval-hands", "48", "--seed", "0",
+                           "--bench", "quick"])
     assert [log.frames for log in result.iterations] == [256, 256]
     assert sum(log.hands for log in result.iterations) >= 4  # about 55 steps a hand
     for log in result.iterations:
@@ -49,11 +50,12 @@ def test_a_short_run_trains_and_its_agent_plays_only_legal_moves(example):
     for table in (result.rating.against_random, result.rating.against_baselines):
         assert table[result.label].hands == 48
     assert math.isfinite(result.rating.gain.gain)
+    check_bench_scorecard(result.rating.scorecard)  # it ends with its dominoes-bench headline
 
 
 def test_the_same_seed_trains_the_same_agent(example):
     first, second = (example.main(["--iterations", "1", "--frames-per-batch", "128", "--eval-hands", "4",
-                                   "--seed", "3"]) for _ in range(2))
+                                   "--seed", "3", "--bench", "off"]) for _ in range(2))
     assert first.iterations[0].loss_objective == second.iterations[0].loss_objective
     assert first.rating.against_random.scores.tolist() == second.rating.against_random.scores.tolist()
 
@@ -78,5 +80,5 @@ def test_the_default_budget_learns_to_beat_random_players(example):
     """The example's own budget (10 x 1,024 steps): the agent holds at least 2 pips a hand fewer than a
     random player in the same seats and deals. Measured: +4.14 ± 1.21 at seed 0 over these 400 hands;
     an untrained network is within about ±1.4 of 0, so the bound fails an agent that learned nothing."""
-    result = example.main(["--eval-hands", "400", "--seed", "0"])
+    result = example.main(["--eval-hands", "400", "--seed", "0", "--bench", "off"])
     assert result.rating.gain.gain >= 2.0

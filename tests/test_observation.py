@@ -11,7 +11,7 @@ from conftest import start_env_from_hand
 
 import dominoes_env
 from dominoes_env.core import HandState, make_config, observation_fields
-from dominoes_env.core.observation import observation_layout
+from dominoes_env.core.observation import decode_fields, observation_layout, one_hand_part
 
 FIELD_NAMES = ["hand", "played", "open_values", "markers", "lines_started", "dummy_open", "hand_sizes",
                "passed_last", "whose_turn", "turns_until", "hand_number"]
@@ -239,3 +239,28 @@ def test_a_tile_held_and_played_is_refused():
     damaged[layout.field("played").offset + held] = 1
     with pytest.raises(ValueError, match="both held and on the table"):
         dominoes_env.decode_observation(damaged, 4, 9)
+
+
+@pytest.mark.parametrize("players, highest, rules", [(4, 9, None), (6, 12, "mexican_train"), (2, 6, None)])
+def test_the_one_hand_part_of_a_longer_game_is_its_observation_without_the_scores(players, highest, rules):
+    """What a one-hand model is given in a game of several hands (one_hand_part) decodes to the
+    same position as the whole observation, except the scores."""
+    config = make_config(players, highest, rules=rules)
+    env = dominoes_env.env(num_players=players, highest_double=highest, num_hands=3, rules=rules)
+    env.reset(seed=7)
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        whole = decode_fields(config, observation["observation"])
+        part = decode_fields(config, one_hand_part(config, observation["observation"]))
+        assert whole["scores"] is not None and part["scores"] is None
+        assert {**whole, "scores": None} == part
+        checked += 1
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    assert checked > 30
+    with pytest.raises(ValueError, match="has .* entries .* got 5"):
+        one_hand_part(config, np.zeros(5, np.int8))

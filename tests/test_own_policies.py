@@ -17,6 +17,8 @@ from baselines.league import read_results, run_league
 from baselines.league.results import results_path
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
 from baselines.policies import registry
+from dominoes_env import make_config
+from dominoes_env.core.observation import observation_layout
 
 USER_MODULE = textwrap.dedent('''
     import numpy as np
@@ -136,6 +138,27 @@ def test_a_function_becomes_a_policy():
         FunctionPolicy(4, 9)
 
 
+def test_a_one_hand_function_plays_games_of_several_hands_without_the_scores():
+    """A model trained on one-hand games reads the one-hand layout; one_hand=True gives it that
+    part of a longer game's observation (the same fields, without the scores)."""
+    one_hand_size = observation_layout(make_config(4, 9)).size
+    seen = []
+
+    def first_legal(observation, action_mask):
+        seen.append(observation.shape[0])
+        return int(np.flatnonzero(action_mask)[0])
+
+    policy = FunctionPolicy(4, 9, predict=first_legal, label="first_legal", one_hand=True)
+    evaluate([policy, "random", "random", "random"], num_hands=24, seed=0, hands_per_game=3)
+    assert seen and set(seen) == {one_hand_size}
+    seen.clear()
+    whole = FunctionPolicy(4, 9, predict=first_legal, label="first_legal")
+    evaluate([whole, "random", "random", "random"], num_hands=24, seed=0, hands_per_game=3)
+    assert set(seen) == {observation_layout(make_config(4, 9), 3).size}
+    with pytest.raises(ValueError, match="one_hand must be"):
+        FunctionPolicy(4, 9, predict=first_legal, one_hand="yes")
+
+
 def test_a_trained_maskable_ppo_model_plays_from_the_command_line(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
@@ -156,6 +179,19 @@ def test_a_trained_maskable_ppo_model_plays_from_the_command_line(tmp_path, caps
         registry.make_policy("maskable_ppo", 4, 9, checkpoint=str(path))
     with pytest.raises(ValueError, match="needs exactly one of checkpoint"):
         registry.make_policy("maskable_ppo", 3, 6)
+    # The one-hand model plays games of several hands on the one-hand part of each observation:
+    # the same moves as the model given that part itself.
+    table = make_config(3, 6)
+    observation = np.zeros((2, observation_layout(table, 4).size), np.int8)
+    mask = np.zeros((2, table.num_actions), np.int8)
+    observation[:, ::3], mask[:, [2, 5, 9]] = 1, 1
+    part = observation[:, :observation_layout(table).size]
+    expected, _ = model.predict(part, action_masks=mask.astype(bool), deterministic=True)
+    assert np.array_equal(in_memory.act_batch(observation, mask), expected)
+    assert dominoes(["evaluate", f"maskable_ppo@{path}", "random:2", "--players", "3", "--highest", "6",
+                     "--hands", "18", "--hands-per-game", "2", "--no-progress"]) == 0
+    with pytest.raises(ValueError, match="an observation of 3 players, double-6 has"):
+        in_memory.act(observation[0, :-1], mask[0])
     damaged = tmp_path / "damaged.zip"
     damaged.write_bytes(b"not a zip")
     assert dominoes(["evaluate", f"maskable_ppo@{damaged}", "random:2", "--players", "3", "--highest", "6"]) == 2

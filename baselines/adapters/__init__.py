@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from baselines.policies.policy import Policy, SeedLike
+from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig
+from dominoes_env.core.observation import one_hand_part
 
 Predict = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -32,11 +34,14 @@ class FunctionPolicy(Policy):
         evaluate([policy, "random", "random", "random"], num_hands=2000)
 
     The action it returns is checked against the mask (an illegal answer is a ValueError
-    naming the label, never silently replaced).
+    naming the label, never silently replaced). With ``one_hand=True`` the function is given the
+    one-hand part of each observation: a model trained on one-hand games (the env's default)
+    then plays games of several hands too (the league's and ``dominoes bench``'s 10-hand games),
+    without seeing the scores.
     """
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
-                 predict: Predict | None = None, label: str = "function") -> None:
+                 predict: Predict | None = None, label: str = "function", one_hand: bool = False) -> None:
         super().__init__(num_players, highest_double, seed)
         if not callable(predict):
             raise ValueError(f"FunctionPolicy needs predict=callable(observation, action_mask) -> action, "
@@ -45,12 +50,15 @@ class FunctionPolicy(Policy):
             raise ValueError(f"label must be a non-empty string, got {label!r}")
         self.predict = predict
         self._label = label
+        self.one_hand = validation.flag("one_hand", one_hand)
 
     @property
     def label(self) -> str:
         return self._label
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if self.one_hand:
+            observation = one_hand_part(self.config, observation)
         action = int(np.asarray(self.predict(observation, action_mask)).reshape(()))
         if not 0 <= action < action_mask.shape[0] or not action_mask[action]:
             raise ValueError(f"policy {self._label!r} chose action {action}, which its mask does not allow")

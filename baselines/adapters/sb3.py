@@ -4,8 +4,10 @@ A model trained on :class:`dominoes_env.SingleAgentEnv` or
 :class:`dominoes_env.SingleAgentVectorEnv` (through :mod:`baselines.adapters.sb3_vec_env`),
 flat or dict observations, plays through its own ``predict`` with the action mask,
 deterministically by default; as an opponent in the vector env it chooses for all its games
-in one ``predict``. The model file is loaded once per file version (the league makes fresh
-policies for every game). Needs ``pip install 'dominoes-env[sb3]'``.
+in one ``predict``. A model trained on one-hand games (the env's default) plays games of several
+hands too (``dominoes bench``, the league's 10-hand games) on the one-hand part of each
+observation, without the scores, as the shipped players do. The model file is loaded once per
+file version (the league makes fresh policies for every game). Needs ``pip install 'dominoes-env[sb3]'``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from baselines.policies.policy import BatchPolicy, SeedLike
 from baselines.policies.registry import register_policy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig
-from dominoes_env.core.observation import observation_layout
+from dominoes_env.core.observation import observation_layout, one_hand_part
 
 #: The largest model file read: an SB3 zip of this env's small networks is a few MB.
 MAX_MODEL_BYTES = 2**30
@@ -61,14 +63,27 @@ class MaskablePPOPolicy(BatchPolicy):
             path = Path(checkpoint).expanduser()  # type: ignore[arg-type]
             model = _load(*file_version(path, lambda: path, "maskable_ppo model", MAX_MODEL_BYTES))
         self.model = model
-        self._dict_observation = _check_spaces(model, self.config)
+        self._dict_observation, self._model_size = _check_spaces(model, self.config)
+        self._one_hand = self._model_size == observation_layout(self.config).size
+
+    def _fit(self, observations: np.ndarray) -> np.ndarray:
+        """The observations as the model reads them: the one-hand part for a one-hand model."""
+        if observations.shape[-1] == self._model_size:
+            return observations
+        if self._one_hand:
+            return one_hand_part(self.config, observations)
+        raise ValueError(f"this MaskablePPO model reads observations of {self._model_size} values (a game of a "
+                         f"fixed number of hands), the game gives {observations.shape[-1]}: play it in games of "
+                         f"the length it was trained on")
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        observation = self._fit(observation)
         seen: Any = {"observation": observation, "action_mask": action_mask} if self._dict_observation else observation
         action, _ = self.model.predict(seen, action_masks=action_mask.astype(bool), deterministic=self.deterministic)
         return int(np.asarray(action).reshape(()))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        observations = self._fit(observations)
         seen: Any = {"observation": observations, "action_mask": action_masks} if self._dict_observation \
             else observations
         actions, _ = self.model.predict(seen, action_masks=action_masks.astype(bool),
@@ -76,8 +91,9 @@ class MaskablePPOPolicy(BatchPolicy):
         return np.asarray(actions, dtype=np.int64).reshape(observations.shape[0])
 
 
-def _check_spaces(model: Any, config: GameConfig) -> bool:
-    """Refuse a model trained for another table; return whether it reads dict observations."""
+def _check_spaces(model: Any, config: GameConfig) -> tuple[bool, int]:
+    """Refuse a model trained for another table; return whether it reads dict observations, and
+    the length of the observation vector it reads."""
     size = observation_layout(config).size
     space, actions = model.observation_space, model.action_space
     vector = space["observation"] if hasattr(space, "spaces") and "observation" in space.spaces else space
@@ -86,4 +102,4 @@ def _check_spaces(model: Any, config: GameConfig) -> bool:
         raise ValueError(f"this MaskablePPO model reads observations {shape} and {getattr(actions, 'n', '?')} "
                          f"actions; {config.num_players} players, double-{config.highest_double} has "
                          f"observations ({size},) (one-hand games) and {config.num_actions} actions")
-    return vector is not space
+    return vector is not space, int(shape[0])

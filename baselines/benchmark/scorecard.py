@@ -75,7 +75,10 @@ class Scorecard:
         rating = "no rating (the suite is not calibrated)" if self.rating is None else \
             f"rating {self.rating} (95% interval)"
         normalised = "" if self.normalised is None else f", normalised score {self.normalised:.0f}"
-        return f"{self.agent} on dominoes-bench {self.suite}: {rating}{normalised}"
+        # An agent of one table is rated on that table's cells only: say so, so that its rating is not
+        # read as one over the whole suite.
+        only = f", at {', '.join(dict.fromkeys(cell['table'] for cell in self.cells))} only" if self.skipped else ""
+        return f"{self.agent} on dominoes-bench {self.suite}: {rating}{normalised}{only}"
 
 
 def _round(value: float) -> float:

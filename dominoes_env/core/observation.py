@@ -171,6 +171,20 @@ def observation_layout(config: GameConfig, num_hands: int = 1) -> ObservationLay
     return ObservationLayout(config, observation_fields(config, num_hands))
 
 
+def one_hand_part(config: GameConfig, observation: np.ndarray) -> np.ndarray:
+    """The one-hand observation within `observation` (one vector or a batch, of any game length).
+
+    A game of several hands only appends the scores so far, so the one-hand layout is a prefix
+    of every longer one: a model trained on one-hand games (the env's default) plays whole games
+    on this view (a view, no copy), as the shipped players do, without seeing the scores.
+
+    Raises:
+        ValueError: the vector's length is no game's of this table.
+    """
+    layout_for_size(config, observation.shape[-1])
+    return observation[..., :observation_layout(config).size]
+
+
 @cache
 def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
     """The layout whose vectors have `size` entries: the one check that a vector fits a table.
