@@ -21,8 +21,14 @@ import numpy as np
 
 import dominoes_env
 from baselines.harness.play import play_game
-from baselines.policies import handcrafted
-from baselines.policies.chain_search import MAX_SEARCH_NODES, discount_powers, search_chain
+from baselines.policies.chain_search import (
+    IN_LINE_DISCOUNT,
+    MAX_LINE_LENGTH,
+    MAX_SEARCH_NODES,
+    OFF_LINE_DISCOUNT,
+    discount_powers,
+    search_chain,
+)
 from baselines.policies.registry import make_policy
 from dominoes_env.core.config import GameConfig, describe_table, make_config
 
@@ -64,13 +70,14 @@ def replay(config: GameConfig, searches: list[tuple[np.ndarray, int]],
     """(mean CPU seconds per search, (the chosen chain's value, nodes entered) per search) with
     `budget` nodes (0: exact)."""
     tiles = config.tiles
-    in_pow, off_pow = discount_powers(0.9, 12), discount_powers(0.7, 12)
-    out = np.empty(12, dtype=np.int64)
+    in_pow = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
+    off_pow = discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
+    out = np.empty(MAX_LINE_LENGTH, dtype=np.int64)
     values = []
     start = time.process_time()
     for hand, open_value in searches:
         value, _, nodes = search_chain(hand, np.int64(open_value), tiles.low, tiles.high, in_pow, off_pow,
-                                       np.int64(12), out, np.int64(budget))
+                                       np.int64(MAX_LINE_LENGTH), out, np.int64(budget))
         values.append((value, nodes))
     return (time.process_time() - start) / max(len(searches), 1), values
 
@@ -79,7 +86,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=200, help="hands per table (default 200)")
     args = parser.parse_args()
-    assert handcrafted.PersistentLinePolicy  # the player measured
     print(f"persistent_line in every seat, {args.hands} hands per table (seeds 0..{args.hands - 1}); "
           f"budget {MAX_SEARCH_NODES} nodes per search; CPU time")
     print("| table | per decision | vs anchor | searches | per search (budget) | per search (exact) "

@@ -26,10 +26,11 @@ import time
 from pathlib import Path
 
 import dominoes_env
+from baselines.harness.parallel import default_workers
 from baselines.harness.play import play_game
 from baselines.harness.threads import single_threaded_torch
 from baselines.league.results import results_path
-from baselines.league.runner import default_workers, run_league
+from baselines.league.runner import run_league
 from baselines.league.schedule import plan_game
 from baselines.league.spec import DEFAULT_POLICIES, LeagueSpec, default_policies, make_spec, parse_policy_arguments
 from baselines.policies.registry import build

@@ -111,6 +111,28 @@ def test_another_agents_cells_are_not_mixed_in(tmp_path):
         bench("random", suite, out=tmp_path)
 
 
+def greedy_at(num_players, highest_double, seed):
+    """A factory agent without a label (module level: the same name in every process)."""
+    return make_policy("greedy", num_players, highest_double, seed=seed)
+
+
+def test_a_factory_without_a_label_resumes_its_own_cells(tmp_path):
+    """Its cells file names it by import path, the same in every process, so a second run
+    resumes (a repr with a memory address would have refused it as another bench)."""
+    suite = suite_from_dict(tiny_suite())
+    first = bench(greedy_at, suite, out=tmp_path)
+    assert first.agent.endswith("test_bench.greedy_at")  # no memory address
+    cells = (tmp_path / CELLS_FILE).read_bytes()
+    assert bench(greedy_at, suite, out=tmp_path) == first
+    assert (tmp_path / CELLS_FILE).read_bytes() == cells
+
+
+def test_an_unknown_backend_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match=r"backend='rya' is not supported; choose one of \['local', 'ray'\]"):
+        bench("greedy", suite_from_dict(tiny_suite()), out=tmp_path / "b", backend="rya")
+    assert not (tmp_path / "b").exists()
+
+
 def test_a_policy_plays_only_the_tables_of_its_size_and_rules():
     card = bench(make_policy("greedy", 3, 6, seed=0), suite_from_dict(tiny_suite()))
     assert card.skipped == ("3p_d6_mexican_train",) and {cell["table"] for cell in card.cells} == {"3p_d6"}

@@ -161,7 +161,14 @@ def test_the_search_budget_binds_only_on_long_hands_and_keeps_a_real_chain():
     """Hands of a 4-player double-nine deal are searched exactly within the budget; a 45-tile hand
     (2 players, double-twelve) may need more, and then gets a connected, maximal chain worth at
     most the exact one, found within the budget."""
-    from baselines.policies.chain_search import MAX_SEARCH_NODES, discount_powers, search_chain
+    from baselines.policies.chain_search import (
+        IN_LINE_DISCOUNT,
+        MAX_LINE_LENGTH,
+        MAX_SEARCH_NODES,
+        OFF_LINE_DISCOUNT,
+        discount_powers,
+        search_chain,
+    )
 
     rng = np.random.default_rng(5)
     nine, twelve = tile_set(9), tile_set(12)
@@ -170,8 +177,8 @@ def test_the_search_budget_binds_only_on_long_hands_and_keeps_a_real_chain():
         open_value = int(rng.integers(10))
         assert best_chain(hand, open_value, 9) == best_chain(hand, open_value, 9, max_nodes=None)
     bound = 0
-    out = np.empty(12, dtype=np.int64)
-    powers = discount_powers(0.9, 12), discount_powers(0.7, 12)
+    out = np.empty(MAX_LINE_LENGTH, dtype=np.int64)
+    powers = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH), discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
     for _ in range(40):
         hand = np.sort(rng.choice(twelve.num_tiles, size=45, replace=False))
         open_value = int(rng.integers(13))
@@ -184,8 +191,8 @@ def test_the_search_budget_binds_only_on_long_hands_and_keeps_a_real_chain():
             assert here in ends
             here = ends[1] if ends[0] == here else ends[0]
         assert kept.value == pytest.approx(chain_value(kept.tiles, hand.tolist(), 12))
-        _, _, nodes = search_chain(hand, np.int64(open_value), twelve.low, twelve.high, *powers, np.int64(12), out,
-                                   np.int64(MAX_SEARCH_NODES))
+        _, _, nodes = search_chain(hand, np.int64(open_value), twelve.low, twelve.high, *powers,
+                                   np.int64(MAX_LINE_LENGTH), out, np.int64(MAX_SEARCH_NODES))
         assert nodes <= MAX_SEARCH_NODES + 1
         bound += kept != exact
     assert bound > 0  # the budget did bind on some of these hands

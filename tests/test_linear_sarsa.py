@@ -359,8 +359,7 @@ def test_the_train_command_writes_weights_log_and_curve(tmp_path):
     ["--epsilon", "-0.1"], ["--hands", "1e30"], ["--players", "9"], ["--curriculum", "nosuch:1"],
     ["--eval-opponents", "nobody"], ["--checkpoint-dir", "/etc/passwd"], ["--init-checkpoint", "missing.json"],
 ])
-def test_bad_command_lines_get_one_error_line(arguments, tmp_path, capsys, saved):
-    arguments = [str(saved) if argument == "OTHER" else argument for argument in arguments]  # 2 players, double-6
+def test_bad_command_lines_get_one_error_line(arguments, tmp_path, capsys):
     if "--checkpoint-dir" not in arguments:
         arguments += ["--checkpoint-dir", str(tmp_path / "run")]
     assert dominoes(["train", "sarsa", "--no-progress", *arguments]) == 2

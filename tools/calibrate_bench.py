@@ -17,13 +17,13 @@ from pathlib import Path
 from baselines.benchmark import bench, load_suite
 from baselines.benchmark.rating import pool_ratings
 from baselines.benchmark.run import run_cells
-from baselines.benchmark.suite import suite_path, weights_fingerprint
+from baselines.benchmark.suite import LATEST, suite_path, weights_fingerprint
 from dominoes_env import files
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default="v1")
+    parser.add_argument("--suite", default=LATEST)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/bench-calibration"))
     args = parser.parse_args()

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from baselines.benchmark import bench, load_suite
-from baselines.benchmark.suite import suite_path
+from baselines.benchmark.suite import LATEST, suite_path
 from dominoes_env import files
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
@@ -22,7 +22,7 @@ COMMAND = "python tools/leaderboard.py --suite {version} --workers 2"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default="v1")
+    parser.add_argument("--suite", default=LATEST)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/bench-leaderboard"))
     args = parser.parse_args()

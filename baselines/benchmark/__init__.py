@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from baselines.benchmark.run import BenchError, run_cells
+from baselines.benchmark.run import BenchError, CellResult, agent_label, run_cells
 from baselines.benchmark.scorecard import Scorecard, ScorecardError, make_scorecard, read_scorecard, write_scorecard
 from baselines.benchmark.suite import LATEST, Suite, SuiteError, load_suite, quick_suite
 
@@ -21,7 +21,8 @@ __all__ = ["BenchError", "Scorecard", "ScorecardError", "Suite", "SuiteError", "
 
 
 def bench(agent: Any, suite: str | Suite = LATEST, out: str | os.PathLike | None = None, workers: int = 1,
-          backend: str = "local", quick: bool = False, on_cell: Callable[[Any], None] | None = None) -> Scorecard:
+          backend: str = "local", quick: bool = False, on_cell: Callable[[CellResult], None] | None = None,
+          ray_address: str | None = None) -> Scorecard:
     """The scorecard of `agent` on `suite` (a version such as "v1", or a loaded Suite).
 
     Args:
@@ -31,6 +32,8 @@ def bench(agent: Any, suite: str | Suite = LATEST, out: str | os.PathLike | None
         out: a directory to keep the cells in (resumable) and write the scorecard into.
         workers, backend: worker processes ("local") or Ray ("ray"); spec texts only.
         quick: two games per line-up (``dominoes bench --quick``): the headline in about a minute.
+        on_cell: called with each cell's result as it finishes (a progress bar).
+        ray_address: a Ray cluster to join with backend "ray" (None: a local instance).
 
     Raises:
         BenchError, SuiteError, ValueError: a bad agent, suite or output directory (one line).
@@ -38,9 +41,9 @@ def bench(agent: Any, suite: str | Suite = LATEST, out: str | os.PathLike | None
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
     if quick:
         loaded = quick_suite(loaded)
-    results = run_cells(loaded, agent, out, workers=workers, backend=backend, on_cell=on_cell)
-    label = agent if isinstance(agent, str) else getattr(agent, "label", None) or repr(agent)
-    scorecard = make_scorecard(loaded, str(label), results)
+    results = run_cells(loaded, agent, out, workers=workers, backend=backend, ray_address=ray_address,
+                        on_cell=on_cell)
+    scorecard = make_scorecard(loaded, agent_label(agent), results)
     if out is not None:
         write_scorecard(scorecard, loaded, out)
     return scorecard

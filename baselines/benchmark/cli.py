@@ -12,12 +12,12 @@ import sys
 import time
 from pathlib import Path
 
-from baselines.benchmark.run import BenchError, playable_tables, run_cells
-from baselines.benchmark.scorecard import ScorecardError, compare, make_scorecard, read_scorecard, write_scorecard
+from baselines.benchmark import bench
+from baselines.benchmark.run import CELLS_FILE, OUT_FILES, BenchError, playable_tables
+from baselines.benchmark.scorecard import ScorecardError, compare, read_scorecard
 from baselines.benchmark.suite import LATEST, SuiteError, load_suite, quick_suite, versions
 from baselines.cli import options
-from baselines.harness.parallel import BACKENDS
-from baselines.league.runner import MAX_WORKERS, default_workers
+from baselines.harness.parallel import MAX_WORKERS, add_parallel_options, default_workers
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,12 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None,
                         help="directory for cells.jsonl and scorecard.json/.md/.png (default runs/bench/SPEC); an "
                              "unfinished bench of the same agent and suite there is resumed")
-    parser.add_argument("--workers", type=int, default=None,
-                        help=f"worker processes, or CPUs of a local Ray instance (1-{MAX_WORKERS}; default: all "
-                             f"cores, {default_workers()} here)")
-    parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="local: processes on this machine; ray: Ray tasks (default local)")
-    parser.add_argument("--ray-address", default=None, help="Ray cluster to join with --backend ray")
+    add_parallel_options(parser)
     parser.add_argument("--quick", action="store_true",
                         help="two games per line-up instead of the suite's: the headline in about a minute, with a "
                              "wider interval (for development; its scorecard names the quick suite)")
@@ -68,19 +63,18 @@ def _bench(args: argparse.Namespace) -> int:
         suite = quick_suite(suite)
     workers = default_workers() if args.workers is None else options.count("--workers", args.workers, 1, MAX_WORKERS)
     out = Path(args.out) if args.out is not None else Path("runs") / "bench" / _directory_name(args.spec, suite.version)
-    playable_tables(suite, args.spec)  # a bad spec is one line before anything starts
-    bar = None if args.no_progress else _progress_bar(len(suite.cells()))
+    playable = playable_tables(suite, args.spec)  # a bad spec is one line before anything starts
+    bar = None if args.no_progress else _progress_bar(sum(table.name in playable for table, _ in suite.cells()))
     start = time.time()
     try:
-        results = run_cells(suite, args.spec, out, workers=workers, backend=args.backend,
-                            ray_address=args.ray_address, on_cell=None if bar is None else lambda _: bar.update())
+        scorecard = bench(args.spec, suite, out, workers=workers, backend=args.backend, ray_address=args.ray_address,
+                          on_cell=None if bar is None else lambda _: bar.update())
     finally:
         if bar is not None:
             bar.close()
-    scorecard = make_scorecard(suite, args.spec, results)
-    written = write_scorecard(scorecard, suite, out)
+    written = [out / name for name in OUT_FILES if name != CELLS_FILE and (out / name).is_file()]
     print(scorecard.headline())
-    print(f"{len(results)} cells in {time.time() - start:.0f} s; wrote {', '.join(map(str, written))}")
+    print(f"{len(scorecard.cells)} cells in {time.time() - start:.0f} s; wrote {', '.join(map(str, written))}")
     return 0
 
 

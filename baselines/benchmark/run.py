@@ -25,11 +25,12 @@ import numpy as np
 from baselines.benchmark.rating import Outcome
 from baselines.benchmark.suite import LineUp, Suite, Table, cell_name, check_weights
 from baselines.harness.evaluate import EvaluationResult, evaluate
-from baselines.harness.parallel import ordered_map
+from baselines.harness.parallel import BACKENDS, ordered_map
 from baselines.harness.statistics import ci95_half_width
 from baselines.policies import registry, specs
 from baselines.policies.policy import Policy
 from dominoes_env import files
+from dominoes_env.core import validation
 from dominoes_env.core.config import describe_table
 
 AGENT = "agent"  #: the agent's label in every cell
@@ -90,6 +91,18 @@ class _Agent:
 
     def __call__(self, num_players: Any, highest_double: int, seed: Any) -> Policy:
         return self.make(num_players, highest_double, seed)
+
+
+def agent_label(agent: str | Callable[..., Policy] | Policy) -> str:
+    """What the scorecard and the cells file name the agent: its spec text, its ``label``, or the
+    import path of a factory without one (never a ``repr`` with a memory address, which would
+    differ in every process and refuse the resumption of its own cells)."""
+    if isinstance(agent, str):
+        return agent
+    label = getattr(agent, "label", None)
+    if isinstance(label, str) and label:
+        return label
+    return f"{getattr(agent, '__module__', '?')}.{getattr(agent, '__qualname__', type(agent).__qualname__)}"
 
 
 def agent_factory(spec_text: str) -> _Agent:
@@ -178,15 +191,19 @@ def run_cells(suite: Suite, agent: str | Callable[..., Policy] | Policy, out_dir
         BenchError: the cells file belongs to another suite or agent, or is damaged.
     """
     check_weights(suite)
-    label = agent if isinstance(agent, str) else getattr(agent, "label", None) or repr(agent)
-    header = {"format": CELLS_FORMAT, "suite": suite.version, "agent": str(label)}
-    cells = [(table, line_up) for table, line_up in suite.cells() if table.name in playable_tables(suite, agent)]
+    validation.choice("backend", backend, BACKENDS)  # before the cells file is opened
+    header = {"format": CELLS_FORMAT, "suite": suite.version, "agent": agent_label(agent)}
+    playable = set(playable_tables(suite, agent))  # a bad spec is one line before any cell
+    indexed = [(index, cell) for index, cell in enumerate(suite.cells()) if cell[0].name in playable]
+    indices = [index for index, _ in indexed]
+    cells = [cell for _, cell in indexed]
     done = _read_cells(out_dir, header) if out_dir is not None else {}
     wanted = [cell_name(table, line_up) for table, line_up in cells]
     missing = [k for k, name in enumerate(wanted) if name not in done]
     writer = _open_cells(out_dir, header, bool(done)) if out_dir is not None else None
     try:
-        for fresh in _played(suite, agent, cells, missing, workers, backend, ray_address):
+        for fresh in _played(suite, agent, cells, [indices[k] for k in missing], missing, workers, backend,
+                             ray_address):
             result = CellResult.from_dict(fresh.to_dict())  # rounded as a resumed run reads it back
             done[result.cell] = result
             if writer is not None:
@@ -237,12 +254,13 @@ def playable_tables(suite: Suite, agent: str | Callable[..., Policy] | Policy) -
 
 
 def _played(suite: Suite, agent: str | Callable[..., Policy] | Policy, cells: list[tuple[Table, LineUp]],
-            missing: list[int], workers: int, backend: str, ray_address: str | None) -> Iterator[CellResult]:
+            suite_indices: list[int], missing: list[int], workers: int, backend: str,
+            ray_address: str | None) -> Iterator[CellResult]:
+    """The missing cells' results, in order (`suite_indices`: their places in ``suite.cells()``,
+    which a worker is sent instead of the cell; `missing`: their places in `cells`)."""
     if isinstance(agent, str):
-        agent_factory(agent)  # a bad spec is refused before any cell
         search_path = (registry.importable_current_directory(),)
-        indices = [suite.cells().index(cells[k]) for k in missing]
-        yield from ordered_map(_play_task, [(suite, index, agent, search_path) for index in indices], backend,
+        yield from ordered_map(_play_task, [(suite, index, agent, search_path) for index in suite_indices], backend,
                                workers, ray_address, lambda: BenchError("the ray backend needs Ray: "
                                                                         "pip install 'dominoes-env[ray]'"))
     else:

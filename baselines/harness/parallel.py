@@ -7,16 +7,40 @@ file written from them is the same byte for byte on any backend and number of wo
 
 from __future__ import annotations
 
+import argparse
+import os
 import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from dominoes_env.core import validation
+
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
 BACKENDS = ("local", "ray")
+MAX_WORKERS = 1024
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def add_parallel_options(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--workers`` and ``--ray-address``, as every command that hands out work takes them."""
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="local: processes on this machine; ray: Ray tasks (default local)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help=f"worker processes, or CPUs of a local Ray instance (1-{MAX_WORKERS}; default: all "
+                             f"cores, {default_workers()} here)")
+    parser.add_argument("--ray-address", default=None,
+                        help="Ray cluster to join with --backend ray (default: start a local instance)")
 
 
 def start_method() -> str:
@@ -42,7 +66,17 @@ def ordered_map(function: Callable[[Task], Result], tasks: Sequence[Task], backe
     """``function(task)`` for every task, yielded in task order: in this process (one worker),
     on a multiprocessing pool, or as Ray tasks (`ray_address`: a cluster to join; None starts a
     local instance with `workers` CPUs). `function` must be importable by the workers (a
-    module-level function). Closing the iterator stops the workers."""
+    module-level function). Closing the iterator stops the workers.
+
+    Raises:
+        ValueError: `backend` is not one of :data:`BACKENDS` (before any task runs).
+    """
+    validation.choice("backend", backend, BACKENDS)  # here, when called: the rest runs when iterated
+    return _ordered(function, tasks, backend, workers, ray_address, missing_ray)
+
+
+def _ordered(function: Callable[[Task], Result], tasks: Sequence[Task], backend: str, workers: int,
+             ray_address: str | None, missing_ray: Callable[[], Exception] | None) -> Iterator[Result]:
     if backend == "ray":
         yield from _ray_map(function, tasks, workers, ray_address, missing_ray)
     elif workers == 1 or len(tasks) <= 1:

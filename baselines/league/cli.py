@@ -15,21 +15,12 @@ import sys
 import time
 
 from baselines.cli import options
+from baselines.harness.parallel import MAX_WORKERS, add_parallel_options, start_method
 from baselines.harness.warmup import warm_up
 from baselines.league.ratings import rate
 from baselines.league.report import text_table, write_report
 from baselines.league.results import GameRecord, check_out_directory, read_results, results_path
-from baselines.league.runner import (
-    BACKENDS,
-    MAX_GAMES,
-    MAX_WORKERS,
-    count_recorded,
-    default_workers,
-    game_record_path,
-    record_directory,
-    run_league,
-    start_method,
-)
+from baselines.league.runner import MAX_GAMES, count_recorded, game_record_path, record_directory, run_league
 from baselines.league.spec import (
     DEFAULT_COPIES,
     DEFAULT_POLICIES,
@@ -64,13 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"directory for results.jsonl, ratings.md/.csv/.png (default ./{DEFAULT_OUT}); "
                              "an existing results file of the same league is resumed")
-    parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="local: processes on this machine; ray: Ray tasks (default local)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help=f"worker processes, or CPUs of a local Ray instance (1-{MAX_WORKERS}; default: all "
-                             f"cores, {default_workers()} here)")
-    parser.add_argument("--ray-address", default=None,
-                        help="Ray cluster to join with --backend ray (default: start a local instance)")
+    add_parallel_options(parser)
     parser.add_argument("--record-games", metavar="DIR", default=None,
                         help="also write every game played as a game record (every move) into DIR, "
                              "game_00000012.json for game 12; see dominoes replay")

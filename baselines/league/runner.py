@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 
-from baselines.harness.parallel import BACKENDS, ordered_map, start_method
+from baselines.harness.parallel import BACKENDS, MAX_WORKERS, default_workers, ordered_map
 from baselines.league.games import PlayedGame, play_games
 from baselines.league.results import GameRecord, open_results, results_path
 from baselines.league.spec import MAX_GAMES, LeagueError, LeagueSpec
@@ -33,20 +33,9 @@ from dominoes_env import files
 from dominoes_env.core import validation
 from dominoes_env.records import write_record
 
-__all__ = ["BACKENDS", "MAX_WORKERS", "count_recorded", "default_workers", "game_record_path", "record_directory",
-           "run_league", "start_method"]
 MAX_CHUNK = 16  # games per task: large enough to hide the hand-out cost, small enough to balance
-MAX_WORKERS = 1024
 
 ChunkSource = Generator[list[PlayedGame], None, None]
-
-
-def default_workers() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def run_league(spec: LeagueSpec, games: int, out_dir: str | os.PathLike, backend: str = "local",
