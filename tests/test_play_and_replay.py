@@ -11,6 +11,7 @@ import pytest
 
 from baselines.cli import main as dominoes
 from baselines.cli import play as human
+from baselines.harness import advice
 from baselines.league import make_spec, parse_policy_arguments, read_results, run_league
 from baselines.league.results import results_path
 from baselines.league.runner import game_record_path
@@ -93,21 +94,21 @@ def test_hints_show_td_lambdas_predicted_pips_for_every_move(tmp_path):
 
 def test_the_default_opponent_is_the_strongest_that_loads():
     pytest.importorskip("safetensors")
-    assert human.default_opponent(make_config(4, 9)).name == "td_lambda"
-    assert human.default_opponent(make_config(3, 6)).name == "persistent_line"  # no td_lambda for this table
+    assert advice.default_opponent(make_config(4, 9)).name == "td_lambda"
+    assert advice.default_opponent(make_config(3, 6)).name == "persistent_line"  # no td_lambda for this table
 
 
 def test_without_the_learned_players_library_the_default_opponent_is_persistent_line(monkeypatch):
     """td_lambda reads its weights with safetensors (the league extra); without it, play falls back."""
-    registered = human.policy_class
+    registered = advice.policy_class
 
     def without_safetensors(name: str):
         if name == "td_lambda":
             raise ValueError("policy 'td_lambda' needs safetensors: pip install -e '.[league]'")
         return registered(name)
 
-    monkeypatch.setattr(human, "policy_class", without_safetensors)
-    assert human.default_opponent(make_config(4, 9)).name == "persistent_line"
+    monkeypatch.setattr(advice, "policy_class", without_safetensors)
+    assert advice.default_opponent(make_config(4, 9)).name == "persistent_line"
 
 
 def test_the_command_plays_with_input_from_the_terminal(tmp_path, monkeypatch, capsys):

@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                                          "anchored rating)"),
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
     "play": ("baselines.cli.play", "play a game in the terminal against the shipped players"),
+    "serve": ("baselines.web.cli", "play against the shipped players and watch recorded games in a browser "
+                                   "(the web extra)"),
     "replay": ("baselines.cli.replay", "step through a game record, or write it as PNG frames or an animated GIF"),
     "table": ("baselines.cli.table", "show a table's numbers: the set, the deal, a game's length, the spaces' sizes"),
     "train": ("baselines.cli.train", "train a learning policy"),

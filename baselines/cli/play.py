@@ -20,17 +20,17 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
 import dominoes_env
 from baselines.cli import options
 from baselines.cli.signals import signals_stop
+from baselines.harness.advice import Hints, default_opponent
 from baselines.harness.play import play_game
 from baselines.policies import registry, specs
 from baselines.policies.policy import Policy
-from baselines.policies.registry import make_policy, policy_class
 from dominoes_env import files
 from dominoes_env.core import actions, validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
@@ -40,8 +40,6 @@ from dominoes_env.core.validation import shown
 from dominoes_env.records import RecordGames, write_record
 
 #: Opponents when none are named: the strongest shipped player that loads for the table.
-DEFAULT_OPPONENTS = ("td_lambda", "persistent_line")
-HINT_POLICIES = ("td_lambda", "persistent_line")
 MOVES_PER_LINE = 3
 PROMPT = "your move (a number, h for a hint, q to quit): "
 ANSI = {"heading": "1", "marker_up": "31", "to_move": "1;33", "tiles": "36", "warning": "1;31", "number": "1"}
@@ -108,22 +106,6 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig) -> list[spec
         except ValueError as error:
             raise ValueError(f"--opponents: {error}") from None
     return chosen
-
-
-def default_opponent(config: GameConfig) -> specs.PolicySpec:
-    """The first of DEFAULT_OPPONENTS that plays this table by default (a learned player ships
-    for it and its library is installed), as the default league chooses; one that ships but
-    does not load is an error, not passed over."""
-    for name in DEFAULT_OPPONENTS:
-        try:
-            kind = policy_class(name)
-        except ValueError:  # its library is not installed (safetensors, without the league extra)
-            continue
-        if kind.plays_by_default(config):
-            spec = specs.PolicySpec(name)
-            registry.check(spec, config)
-            return spec
-    raise ValueError(f"none of {list(DEFAULT_OPPONENTS)} can play {describe_table(config)}")
 
 
 def play_in_terminal(config: GameConfig, num_hands: int, seed: int, seat: int, opponents: Sequence[specs.PolicySpec],
@@ -354,49 +336,3 @@ class Announced(Policy):
         seat = self.view.core.game.hand.current_player
         self.view.announce(self.view.core.game.hand, seat, action)
         return action
-
-
-class Hints:
-    """What the hint policies would play for the person, and td_lambda's predicted final pips."""
-
-    def __init__(self, config: GameConfig, seed: int) -> None:
-        self.config = config
-        self.policies: dict[str, Any] = {}  # td_lambda's value network is read for the predictions
-        self.missing: dict[str, str] = {}
-        for name in HINT_POLICIES:
-            try:
-                self.policies[name] = make_policy(name, config, seed=seed)
-            except ValueError as error:
-                self.missing[name] = str(error)
-
-    def reset(self) -> None:
-        for policy in self.policies.values():
-            policy.reset()
-
-    def explain(self, observation: np.ndarray, action_mask: np.ndarray, texts: list[str]) -> str:
-        """The hint, as lines of text."""
-        legal = np.flatnonzero(action_mask)
-        if legal.shape[0] == 1:
-            return f"Hint: only one move is possible: 1) {texts[0]}."
-        lines = ["Hint:"]
-        for name, policy in self.policies.items():
-            choice = int(np.flatnonzero(legal == policy.act(observation, action_mask))[0])
-            lines.append(f"  {name} would play {choice + 1}) {texts[choice]}")
-        lines += [f"  ({name}: {reason})" for name, reason in self.missing.items()]
-        predicted = self._predicted_pips(observation, action_mask)
-        if predicted is not None:
-            lines.append("  td_lambda's predicted pips left at the end of the hand (lower is better):")
-            lines += [f"    {k}) {text:28s} {value:5.1f}" for k, (text, value) in
-                      enumerate(zip(texts, predicted), start=1)]
-        return "\n".join(lines)
-
-    def _predicted_pips(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray | None:
-        policy = self.policies.get("td_lambda")
-        if policy is None:
-            return None
-        from baselines.td_lambda.policy import predicted_final_pips
-        from dominoes_env.core.afterstate import legal_afterstates
-
-        _, vectors, ends_hand = legal_afterstates(observation, action_mask, self.config)
-        return predicted_final_pips(policy.value, policy.features, vectors, ends_hand)
-

@@ -1,0 +1,88 @@
+"""Advice for a person at the table: the opponent to seat by default and the hint giver.
+
+``dominoes play`` (the terminal) and ``dominoes serve`` (the browser) seat the same default
+opponent and give the same hints: what the strongest shipped players would play, and
+td_lambda's predicted pips left at the end of the hand after each legal move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from baselines.policies import registry, specs
+from baselines.policies.registry import make_policy, policy_class
+from dominoes_env.core.config import GameConfig, describe_table
+
+#: The default opponent: the first of these that plays the table (weights ship for it).
+DEFAULT_OPPONENTS = ("td_lambda", "persistent_line")
+#: The players whose choices a hint shows, strongest first.
+HINT_POLICIES = ("td_lambda", "persistent_line")
+
+
+def default_opponent(config: GameConfig) -> specs.PolicySpec:
+    """The first of DEFAULT_OPPONENTS that plays this table by default (a learned player ships
+    for it and its library is installed), as the default league chooses; one that ships but
+    does not load is an error, not passed over."""
+    for name in DEFAULT_OPPONENTS:
+        try:
+            kind = policy_class(name)
+        except ValueError:  # its library is not installed (safetensors, without the league extra)
+            continue
+        if kind.plays_by_default(config):
+            spec = specs.PolicySpec(name)
+            registry.check(spec, config)
+            return spec
+    raise ValueError(f"none of {list(DEFAULT_OPPONENTS)} can play {describe_table(config)}")
+
+
+class Hints:
+    """What the hint policies would play for a person, and td_lambda's predicted final pips of each legal move."""
+
+    def __init__(self, config: GameConfig, seed: int) -> None:
+        self.config = config
+        self.policies: dict[str, Any] = {}  # td_lambda's value network is read for the predictions
+        self.missing: dict[str, str] = {}
+        for name in HINT_POLICIES:
+            try:
+                self.policies[name] = make_policy(name, config, seed=seed)
+            except ValueError as error:
+                self.missing[name] = str(error)
+
+    def reset(self) -> None:
+        for policy in self.policies.values():
+            policy.reset()
+
+    def choices(self, observation: np.ndarray, action_mask: np.ndarray) -> dict[str, int]:
+        """The action each hint policy would take, strongest first."""
+        return {name: int(policy.act(observation, action_mask)) for name, policy in self.policies.items()}
+
+    def explain(self, observation: np.ndarray, action_mask: np.ndarray, texts: list[str]) -> str:
+        """The hint, as lines of text (`texts`: the legal moves in words, in action order)."""
+        legal = np.flatnonzero(action_mask)
+        if legal.shape[0] == 1:
+            return f"Hint: only one move is possible: 1) {texts[0]}."
+        lines = ["Hint:"]
+        for name, action in self.choices(observation, action_mask).items():
+            choice = int(np.flatnonzero(legal == action)[0])
+            lines.append(f"  {name} would play {choice + 1}) {texts[choice]}")
+        lines += [f"  ({name}: {reason})" for name, reason in self.missing.items()]
+        predicted = self.predicted_pips(observation, action_mask)
+        if predicted is not None:
+            lines.append("  td_lambda's predicted pips left at the end of the hand (lower is better):")
+            lines += [f"    {k}) {text:28s} {value:5.1f}" for k, (text, value) in
+                      enumerate(zip(texts, predicted), start=1)]
+        return "\n".join(lines)
+
+    def predicted_pips(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray | None:
+        """td_lambda's predicted pips left at the end of the hand after each legal move, in action
+        order (None where td_lambda has no weights for the table)."""
+        policy = self.policies.get("td_lambda")
+        if policy is None:
+            return None
+        from baselines.td_lambda.policy import predicted_final_pips
+        from dominoes_env.core.afterstate import legal_afterstates
+
+        _, vectors, ends_hand = legal_afterstates(observation, action_mask, self.config)
+        return predicted_final_pips(policy.value, policy.features, vectors, ends_hand)

@@ -1,0 +1,193 @@
+"""The games played in the browser: one per tab, each with its own state on the server.
+
+A :class:`WebGame` seats the person and the opponents at a dominoes AEC env (recorded as
+``dominoes play --record`` records), plays the opponents' moves up to the person's turn, and
+hands back every position on the way (the frames the page animates). A :class:`GameStore`
+keeps the games, drops the ones left idle, and refuses more than it can hold.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import dominoes_env
+from baselines.harness.advice import Hints
+from baselines.policies import registry, specs
+from baselines.policies.policy import Policy
+from baselines.web.table import table_data
+from dominoes_env.core import actions
+from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.state import HandState
+from dominoes_env.records import RecordGames, dumps_record
+
+MAX_GAMES = 64  #: games held at once; a new one beyond is refused until one ends or idles out
+IDLE_SECONDS = 30 * 60  #: a game nobody touched for this long is dropped
+MAX_WEB_HANDS = 20  #: hands of a game started from the page
+
+
+class GameRefused(ValueError):
+    """A request about a game that cannot be done (the message is the one-line reason)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One position to show: the table as the person sees it, and the move that led to it."""
+
+    table: dict[str, Any]
+    move: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"table": self.table, "move": self.move}
+
+
+class WebGame:
+    """The person in `seat`, `opponents` in the other seats in seat order after it."""
+
+    def __init__(self, config: GameConfig, num_hands: int, seed: int, seat: int,
+                 opponents: Sequence[specs.PolicySpec]) -> None:
+        n = config.num_players
+        self.config, self.num_hands, self.seat, self.seed = config, num_hands, seat, seed
+        self.labels = ["you" if s == seat else opponents[(s - seat - 1) % n].label for s in range(n)]
+        seeds = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
+        self.opponents: dict[int, Policy] = {
+            s: registry.build(opponents[(s - seat - 1) % n], config, seed=int(seeds[s])) for s in range(n) if s != seat}
+        self.hints = Hints(config, int(seeds[seat]))
+        self.env = RecordGames(dominoes_env.raw_env(config, num_hands=num_hands), players=self.labels)
+        self.env.reset(seed=seed)
+        self.lock = threading.Lock()
+        self.last_used = time.monotonic()
+        self.opening = self._play_opponents()
+
+    @property
+    def _game(self) -> Any:
+        return self.env.unwrapped.game
+
+    @property
+    def over(self) -> bool:
+        return bool(self._game.is_over)
+
+    def _frame(self, hand: HandState, totals_before: np.ndarray, hand_index: int, move: dict[str, Any] | None
+               ) -> Frame:
+        return Frame(table_data(hand, shown=[self.seat], labels=self.labels, game_scores=totals_before.tolist(),
+                                hand_index=hand_index, num_hands=self.num_hands), move)
+
+    def state(self) -> dict[str, Any]:
+        """The game now: the table from the person's seat, and the game's own facts."""
+        game = self._game
+        hand = game.hand
+        frame = self._frame(hand, np.asarray(game.scores_before_hand), game.hand_index, None)
+        table = frame.table
+        if self.over:  # the last hand's end, with every hand shown; totals include it
+            table = self._frame(hand, np.asarray(game.totals) - hand.scores(), game.hand_index, None).table
+        your_turn = not self.over and table["to_move"] == self.seat
+        return {"table": table, "seat": self.seat, "labels": self.labels, "your_turn": your_turn,
+                "game_over": self.over, "totals": np.asarray(game.totals).tolist() if self.over else None,
+                "moves_recorded": self.env.recorded.num_moves, "table_name": describe_table(self.config)}
+
+    def _step(self, seat: int, action: int) -> list[Frame]:
+        """Play `action` for `seat` through the env; the frames it makes (the finished hand, then the next deal)."""
+        game = self._game
+        hand, totals_before, hand_index = game.hand, np.array(game.scores_before_hand), game.hand_index
+        text = actions.describe(self.config, action, seat)
+        self.env.step(action)
+        move = {"seat": seat, "action": int(action), "text": text, "label": self.labels[seat]}
+        frames = [self._frame(hand, totals_before, hand_index, move)]
+        if game.hand is not hand and not game.is_over:  # the next hand was dealt
+            frames.append(self._frame(game.hand, np.asarray(game.scores_before_hand), game.hand_index, None))
+            for policy in [*self.opponents.values()]:
+                policy.reset()
+            self.hints.reset()
+        return frames
+
+    def _play_opponents(self) -> list[Frame]:
+        frames: list[Frame] = []
+        env = self.env
+        while not self.over:
+            agent = env.agent_selection
+            seat = env.possible_agents.index(agent)
+            if seat == self.seat:
+                break
+            seen = env.observe(agent)
+            action = int(self.opponents[seat].act(seen["observation"], seen["action_mask"]))
+            frames += self._step(seat, action)
+        return frames
+
+    def move(self, action: Any) -> list[Frame]:
+        """Play the person's move, then the opponents' up to the person's next turn.
+
+        Raises:
+            GameRefused: not the person's turn, the game is over, or the move is illegal (the env's
+                reason); the game is unchanged.
+        """
+        if self.over:
+            raise GameRefused("the game is over: start a new one")
+        if self.env.possible_agents.index(self.env.agent_selection) != self.seat:
+            raise GameRefused("it is not your turn")
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise GameRefused(f"an action is an integer from 0 to {self.config.num_actions - 1}, got {action!r}")
+        try:
+            frames = self._step(self.seat, action)
+        except ValueError as error:  # IllegalActionError, or a number that is no action of the table
+            raise GameRefused(str(error).splitlines()[0]) from None
+        return frames + self._play_opponents()
+
+    def hint(self) -> dict[str, Any]:
+        """What the strongest shipped players would play here, and td_lambda's predicted pips per move."""
+        if self.over or self.env.possible_agents.index(self.env.agent_selection) != self.seat:
+            raise GameRefused("a hint is for your turn")
+        seen = self.env.observe(self.env.agent_selection)
+        observation, mask = seen["observation"], seen["action_mask"]
+        legal = np.flatnonzero(mask).tolist()
+        predicted = self.hints.predicted_pips(observation, mask)
+        moves = [{"action": action, "text": actions.describe(self.config, action, self.seat),
+                  "predicted_pips": None if predicted is None else round(float(predicted[k]), 2)}
+                 for k, action in enumerate(legal)]
+        return {"choices": self.hints.choices(observation, mask), "moves": moves,
+                "unavailable": dict(self.hints.missing)}
+
+    def record_text(self) -> str:
+        """The game so far as a record (``dominoes replay`` and ``read_record`` read it)."""
+        return dumps_record(self.env.recorded)
+
+
+class GameStore:
+    """The games being played, by id (an unguessable token), dropped after `idle_seconds` untouched."""
+
+    def __init__(self, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.max_games, self.idle_seconds = max_games, idle_seconds
+        self._games: dict[str, WebGame] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def _drop_idle(self) -> None:
+        now = time.monotonic()
+        for key in [key for key, game in self._games.items() if now - game.last_used > self.idle_seconds]:
+            del self._games[key]
+
+    def add(self, game: WebGame) -> str:
+        with self._lock:
+            self._drop_idle()
+            if len(self._games) >= self.max_games:
+                raise GameRefused(f"the server holds {self.max_games} games already; finish one or wait until "
+                                  f"an idle one is dropped")
+            key = secrets.token_urlsafe(12)
+            self._games[key] = game
+            return key
+
+    def get(self, key: str) -> WebGame:
+        with self._lock:
+            self._drop_idle()
+            game = self._games.get(key)
+            if game is None:
+                raise KeyError(key)
+            game.last_used = time.monotonic()
+            return game

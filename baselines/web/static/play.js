@@ -1,0 +1,153 @@
+// The play page: choose a table and opponents, then click your moves; the opponents' moves are
+// shown one by one at the chosen speed. Every legal move is a button with data-action.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let game = null;      // {id, state}
+let chosenTile = null;
+let busy = false;
+
+function say(message) { $("status").textContent = message; }
+function fail(error) { $("error").textContent = error ? String(error.message || error) : ""; }
+
+function fillSeats() {
+  const players = Number($("players").value);
+  $("seat").replaceChildren(...Array.from({ length: players }, (_, k) => new Option(`player_${k}`, k)));
+}
+
+async function setUp() {
+  const offered = await api("GET", "/api/players");
+  $("players").replaceChildren(...[2, 3, 4, 5, 6, 7, 8].map((n) => new Option(n, n, n === 4, n === 4)));
+  $("rules").replaceChildren(...offered.rule_sets.map((name) => new Option(name, name)));
+  $("offered").replaceChildren(...offered.players.map((name) => new Option(name, name)));
+  $("opponent").value = offered.default;
+  $("hands").max = offered.max_hands;
+  $("players").addEventListener("change", fillSeats);
+  fillSeats();
+  $("new-game").addEventListener("click", newGame);
+  $("hint").addEventListener("click", hint);
+}
+
+function draw(table, interactive) {
+  const legal = interactive ? table.legal : [];
+  const playable = new Set(legal.filter((m) => m.tile !== null).map((m) => m.tile));
+  const targets = {};
+  if (chosenTile !== null) for (const m of legal) if (m.tile === chosenTile) targets[m.line] = m.action;
+  drawTable($("table"), table, {
+    showHands: (seat) => seat === game.state.seat || table.hand_over, playable, chosenTile,
+    targets: chosenTile === null ? null : targets,
+    onTile: (tile) => {
+      const options = legal.filter((m) => m.tile === tile);
+      if (options.length === 1) { play(options[0].action); return; }
+      chosenTile = chosenTile === tile ? null : tile;
+      draw(table, interactive);
+    },
+    onTarget: (action) => play(action),
+  });
+  const buttons = legal.map((m) => {
+    const button = document.createElement("button");
+    button.className = "move";
+    button.dataset.action = m.action;
+    button.textContent = m.text;
+    button.addEventListener("click", () => play(m.action));
+    return button;
+  });
+  $("moves").replaceChildren(...buttons);
+}
+
+// Resolves when the person clicks "Next hand": the end of a hand stays on the table until then.
+function nextHand() {
+  return new Promise((resolve) => {
+    const button = $("next-hand");
+    button.hidden = false;
+    document.body.dataset.handOver = "1";
+    button.onclick = () => { button.hidden = true; document.body.dataset.handOver = "0"; resolve(); };
+  });
+}
+
+async function animate(frames) {
+  const delay = Number($("speed").value);
+  for (const [k, frame] of frames.entries()) {
+    if (frame.move) say(`${frame.move.label} (player_${frame.move.seat}) plays ${frame.move.text}`);
+    draw(frame.table, false);
+    if (frame.table.hand_over && k < frames.length - 1) {
+      const seats = frame.table.seats.map((seat) => `${seat.name} ${seat.pips_left}`).join(", ");
+      say(`Hand over: pips left ${seats}. Every hand is shown.`);
+      await nextHand();
+    } else if (delay) {
+      await sleep(delay);
+    }
+  }
+}
+
+function showState() {
+  const state = game.state;
+  chosenTile = null;
+  draw(state.table, state.your_turn);
+  $("hint").disabled = !state.your_turn;
+  $("download").hidden = false;
+  $("download").href = `/api/games/${game.id}/record`;
+  document.body.dataset.gameOver = state.game_over ? "1" : "0";
+  document.body.dataset.yourTurn = state.your_turn ? "1" : "0";
+  if (state.game_over) {
+    const best = Math.min(...state.totals);
+    const winners = state.totals.map((t, k) => (t === best ? `player_${k}` : null)).filter(Boolean);
+    say(`Game over. Scores: ${state.totals.map((t, k) => `player_${k} ${t}`).join(", ")}; lowest wins: ${winners.join(", ")}`);
+  } else if (state.your_turn) {
+    say("Your move: click a tile (then where it goes), or a move below.");
+  }
+}
+
+async function newGame() {
+  if (busy) return;
+  busy = true; document.body.dataset.busy = "1"; fail(null); $("hint-box").replaceChildren();
+  try {
+    const created = await api("POST", "/api/games", {
+      players: Number($("players").value), highest: Number($("highest").value), rules: $("rules").value,
+      seat: Number($("seat").value), opponents: [$("opponent").value], hands: Number($("hands").value),
+      seed: $("seed").value === "" ? null : Number($("seed").value) });
+    game = { id: created.id, state: created.state };
+    document.body.dataset.gameId = created.id;
+    await animate(created.frames);
+    showState();
+  } catch (error) { fail(error); } finally { busy = false; document.body.dataset.busy = "0"; }
+}
+
+async function play(action) {
+  if (busy || !game) return;
+  busy = true; document.body.dataset.busy = "1"; fail(null); $("hint-box").replaceChildren();
+  $("moves").replaceChildren();
+  try {
+    const answer = await api("POST", `/api/games/${game.id}/move`, { action });
+    game.state = answer.state;
+    await animate(answer.frames);
+    showState();
+  } catch (error) { fail(error); showState(); } finally { busy = false; document.body.dataset.busy = "0"; }
+}
+
+async function hint() {
+  if (!game) return;
+  try {
+    const advice = await api("GET", `/api/games/${game.id}/hint`);
+    const rows = advice.moves.map((m) => {
+      const who = Object.entries(advice.choices).filter(([, a]) => a === m.action).map(([name]) => name);
+      const row = document.createElement("tr");
+      row.dataset.hintAction = m.action;
+      if (who.length) row.className = "chosen";
+      for (const cell of [m.text, m.predicted_pips === null ? "" : m.predicted_pips.toFixed(1), who.join(", ")]) {
+        const td = document.createElement("td"); td.textContent = cell; row.appendChild(td);
+      }
+      return row;
+    });
+    const head = document.createElement("tr");
+    for (const cell of ["move", "td_lambda's predicted pips left", "would play it"]) {
+      const th = document.createElement("th"); th.textContent = cell; head.appendChild(th);
+    }
+    const table = document.createElement("table");
+    table.append(head, ...rows);
+    $("hint-box").replaceChildren(table);
+    document.body.dataset.hinted = String(Number(document.body.dataset.hinted || 0) + 1);
+  } catch (error) { fail(error); }
+}
+
+setUp().catch(fail);

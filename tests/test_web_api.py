@@ -1,0 +1,227 @@
+"""dominoes serve's API without a browser (Starlette's test client): a game played to its end
+with a valid record, hints, records watched from a directory and uploaded, and every bad
+request refused with a 4xx and one line, leaving every game unchanged."""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+with warnings.catch_warnings():  # Starlette's test client asks for httpx2, which is not on every index yet
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from baselines.web.app import create_app  # noqa: E402
+from baselines.web.games import GameStore  # noqa: E402
+from dominoes_env.records import parse_record, write_record  # noqa: E402
+
+
+@pytest.fixture
+def served(tmp_path):
+    store = GameStore(max_games=60)
+    with TestClient(create_app(tmp_path, store)) as client:
+        yield client, store, tmp_path
+
+
+def start(client, **choices):
+    body = {"players": 3, "highest": 6, "opponents": ["greedy"], "seed": 5, **choices}
+    answer = client.post("/api/games", json=body)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def play_to_the_end(client, created):
+    key, state = created["id"], created["state"]
+    moves = 0
+    while not state["game_over"]:
+        assert state["your_turn"]
+        legal = state["table"]["legal"]
+        answer = client.post(f"/api/games/{key}/move", json={"action": legal[-1]["action"]})
+        assert answer.status_code == 200, answer.text
+        state = answer.json()["state"]
+        moves += 1
+    return state, moves
+
+
+def test_a_game_is_played_to_its_end_and_its_record_reads_back(served):
+    client, store, _ = served
+    created = start(client, hands=2)
+    game = store.get(created["id"])
+    state, moves = play_to_the_end(client, created)
+    assert moves > 5 and state["totals"] == game.env.unwrapped.game.totals.tolist()
+    assert all(seat["hand"] is not None for seat in state["table"]["seats"])  # the end is public
+    record = client.get(f"/api/games/{created['id']}/record")
+    assert record.status_code == 200 and "attachment" in record.headers["content-disposition"]
+    recorded = parse_record(record.json())
+    assert len(recorded.hands) == 2 and recorded.players[0] == "you" and recorded.players[1] == "greedy"
+    assert recorded.game_scores == tuple(state["totals"])
+
+
+def test_the_table_shown_is_the_engines_position_from_your_seat(served):
+    client, store, _ = served
+    created = start(client, seat=1)
+    hand = store.get(created["id"]).env.unwrapped.game.hand
+    table = created["state"]["table"]
+    assert table["to_move"] == hand.current_player == 1
+    for line in table["lines"]:
+        assert [tile["tile"] for tile in line["tiles"]] == hand.line(line["line"])
+        assert line["open_value"] == hand.open_values[line["line"]]
+    seats = table["seats"]
+    assert [tile["tile"] for tile in seats[1]["hand"]] == hand.hand(1)
+    assert seats[0]["hand"] is None and seats[2]["hand"] is None  # the others' tiles stay hidden
+    assert [seat["tiles_held"] for seat in seats] == hand.hand_sizes.tolist()
+    assert sorted(move["action"] for move in table["legal"]) == hand.legal_actions().tolist()
+    # the opponent's moves before your turn came back as frames, each after one move
+    assert all(frame["move"]["seat"] == 0 for frame in created["frames"])
+
+
+def test_a_hint_names_the_strongest_players_choice_with_predicted_pips(served):
+    client, _, _ = served
+    created = start(client, players=4, highest=9, opponents=["random"])
+    while True:
+        hint = client.get(f"/api/games/{created['id']}/hint").json()
+        legal = [move["action"] for move in created["state"]["table"]["legal"]]
+        if len(legal) > 1:
+            break
+        created["state"] = client.post(f"/api/games/{created['id']}/move", json={"action": legal[0]}).json()["state"]
+    assert [move["action"] for move in hint["moves"]] == legal
+    assert set(hint["choices"]) == {"td_lambda", "persistent_line"} and hint["choices"]["td_lambda"] in legal
+    assert all(isinstance(move["predicted_pips"], float) for move in hint["moves"])
+
+
+@pytest.mark.parametrize("method, path, body, status, reason", [
+    ("post", "/api/games", {"players": 9}, 400, "players must be an integer from 2 to 8"),
+    ("post", "/api/games", {"rules": "poker"}, 400, "rules='poker' is not supported"),
+    ("post", "/api/games", {"opponents": ["nosuch"]}, 400, "nosuch"),
+    ("post", "/api/games", {"opponents": ["random", "greedy"]}, 400, "opponents: give one spec"),
+    ("post", "/api/games", {"seat": 4}, 400, "seat must be an integer from 0 to 3"),
+    ("post", "/api/games", {"hands": 10**9}, 400, "hands must be an integer from 1 to"),
+    ("post", "/api/games", "[1, 2]", 400, "a JSON object"),
+    ("post", "/api/games", "{not json", 400, "not JSON"),
+    ("get", "/api/games/nosuchgame", None, 404, "no such game"),
+    ("post", "/api/games/nosuchgame/move", {"action": 1}, 404, "no such game"),
+    ("get", "/api/records/../../etc/passwd", None, 404, "no such"),
+    ("get", "/api/records/%2e%2e/secret.json", None, 404, "no such record"),
+    ("get", "/api/records/link.json", None, 404, "no such record"),
+    ("post", "/api/records/upload", "{}", 400, "upload"),
+    ("post", "/api/records/upload", "x" * 40_000_000, 413, "more than"),
+    ("delete", "/api/games", None, 405, "DELETE is not allowed"),
+])
+def test_bad_requests_get_a_4xx_with_one_line(served, method, path, body, status, reason):
+    client, store, directory = served
+    (directory.parent / "secret.json").write_text("{}")
+    (directory / "link.json").symlink_to(directory.parent / "secret.json")
+    keyword = {} if body is None else ({"json": body} if isinstance(body, dict) else {"content": body})
+    answer = getattr(client, method)(path, **keyword) if body is not None else getattr(client, method)(path)
+    assert answer.status_code == status, answer.text
+    error = answer.json()["error"]
+    assert reason in error and "\n" not in error
+    assert len(store) == 0
+
+
+@pytest.mark.parametrize("body, reason", [
+    ({"action": 10**6}, "action"), ({"action": "3"}, "an action is an integer"), ({}, "give the move"),
+    ({"action": True}, "an action is an integer"),
+])
+def test_a_refused_move_leaves_the_game_unchanged(served, body, reason):
+    client, store, _ = served
+    created = start(client)
+    game = store.get(created["id"])
+    before, moves = game.env.unwrapped.game.hand.state.copy(), game.env.recorded.num_moves
+    answer = client.post(f"/api/games/{created['id']}/move", json=body)
+    assert answer.status_code == 400 and reason in answer.json()["error"]
+    assert (game.env.unwrapped.game.hand.state == before).all() and game.env.recorded.num_moves == moves
+
+
+def test_an_illegal_move_is_refused_as_the_env_refuses_it(served):
+    client, store, _ = served
+    created = start(client)
+    legal = {move["action"] for move in created["state"]["table"]["legal"]}
+    illegal = next(action for action in range(store.get(created["id"]).config.num_actions) if action not in legal)
+    answer = client.post(f"/api/games/{created['id']}/move", json={"action": illegal})
+    assert answer.status_code == 400 and f"action {illegal} " in answer.json()["error"]
+    assert "is not legal for seat 0" in answer.json()["error"]
+    assert client.get(f"/api/games/{created['id']}").json() == created["state"]
+
+
+def test_records_in_the_directory_and_uploads_are_watched_hand_by_hand(served):
+    client, store, directory = served
+    created = start(client, hands=2)
+    play_to_the_end(client, created)
+    recorded = store.get(created["id"]).env.recorded
+    (directory / "league").mkdir()
+    write_record(recorded, directory / "league" / "game_00000001.json")
+    (directory / "notes.txt").write_text("not a record")
+    assert client.get("/api/records").json()["records"] == ["league/game_00000001.json"]
+    watched = client.get("/api/records/league/game_00000001.json?hand=1").json()
+    assert watched["summary"]["hands"] == 2 and watched["hand"] == 1
+    frames = watched["frames"]
+    assert len(frames) == len(recorded.hands[1].moves) + 1 and frames[0]["move"] is None
+    for frame, move in zip(frames[1:], recorded.hands[1].moves):
+        assert frame["move"]["action"] == move.action and frame["move"]["text"] == move.text
+        assert move.action in [option["action"] for option in frame["move"]["alternatives"]]
+    assert frames[-1]["table"]["hand_over"]
+    uploaded = client.post("/api/records/upload?hand=1", content=json.dumps(recorded.to_json()))
+    assert uploaded.status_code == 200 and uploaded.json()["frames"] == frames
+    assert client.get("/api/records/league/game_00000001.json?hand=2").status_code == 400
+
+
+def test_a_full_server_refuses_new_games_and_drops_idle_ones(tmp_path):
+    store = GameStore(max_games=2, idle_seconds=3600)
+    with TestClient(create_app(None, store)) as client:
+        for _ in range(2):
+            start(client)
+        answer = client.post("/api/games", json={"players": 3, "highest": 6, "opponents": ["greedy"]})
+        assert answer.status_code == 400 and "holds 2 games already" in answer.json()["error"]
+        store.idle_seconds = -1  # every game is now idle
+        start(client)
+        assert len(store) == 1
+
+
+def test_fifty_games_played_at_once_finish_with_valid_records(served):
+    client, store, _ = served
+    errors, records = [], []
+
+    def one(seed):
+        try:
+            created = start(client, seed=seed, opponents=["random"])
+            play_to_the_end(client, created)
+            records.append(parse_record(client.get(f"/api/games/{created['id']}/record").json()))
+        except Exception as error:  # collected: an assert in a thread would be lost
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=one, args=(seed,)) for seed in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors and len(records) == 50
+    assert all(record.hands[0].scores is not None for record in records)
+
+
+def test_the_pages_are_served_with_their_test_hooks(served):
+    client, _, _ = served
+    play, watch = client.get("/").text, client.get("/watch").text
+    assert 'id="new-game"' in play and "/static/play.js" in play
+    assert 'id="records"' in watch and "/static/watch.js" in watch
+    assert "dataset.action = m.action" in client.get("/static/play.js").text
+    assert "drawTable" in client.get("/static/table.js").text
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--port", "0"], "--port must be an integer from 1 to 65535"),
+    (["--port", "70000"], "--port must be an integer from 1 to 65535"),
+    (["--records", "/no/such/directory"], "--records: '/no/such/directory' is not a directory"),
+    (["--idle-minutes", "0"], "--idle-minutes must be an integer from 1 to 1440"),
+])
+def test_bad_serve_options_are_one_line_errors(arguments, message, capsys):
+    from baselines.cli import main as dominoes
+
+    assert dominoes(["serve", *arguments]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dominoes serve: error: ") and message in err and err.count("\n") == 1

@@ -1,0 +1,129 @@
+"""dominoes serve in a real headless browser: the system's Chromium (Debian's ``chromium``;
+Playwright's own browser downloads are not needed), driven by Playwright for Python.
+
+A person's whole hand is played by clicking, the table drawn after each move checked against
+the engine's own position, a hint asked for, the record downloaded and read back; then a league's
+record is opened on the watch page and stepped through. Slow (a browser starts): ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("uvicorn")
+
+from baselines.web.app import create_app  # noqa: E402
+from baselines.web.cli import serve_in_background  # noqa: E402
+from baselines.web.games import GameStore  # noqa: E402
+from dominoes_env.records import read_record, replay  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: The page is ready for the person: its work is done, or the end of a hand waits for "Next hand".
+READY = "document.body.dataset.busy === '0' || document.body.dataset.handOver === '1'"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app on a free port of localhost, in a thread; (base url, its game store, its records directory)."""
+    records = tmp_path_factory.mktemp("records")
+    store = GameStore()
+    url, stop = serve_in_background(create_app(records, store))
+    yield url, store, records
+    stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert CHROMIUM, "the browser tests need Chromium: apt-get install chromium"
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def drawn_lines(page):
+    """{line: [tiles in order]} of the table the page shows."""
+    lines = page.eval_on_selector_all("#table g[data-line]",
+                                      "nodes => nodes.map(n => [n.dataset.line, n.dataset.tiles])")
+    return {int(line): [int(tile) for tile in tiles.split(",") if tile] for line, tiles in lines}
+
+
+def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_record(server, browser, tmp_path):
+    url, store, _ = server
+    page = browser.new_page(accept_downloads=True)
+    page.goto(url + "/")
+    page.select_option("#players", "3")
+    page.select_option("#highest", "6")
+    page.fill("#opponent", "greedy")
+    page.select_option("#speed", "0")
+    page.fill("#hands", "2")
+    page.click("#new-game")
+    page.wait_for_selector("body[data-busy='0']")
+    game = store.get(page.evaluate("document.body.dataset.gameId"))
+    hinted = False
+    moves = hands_seen_ended = 0
+    while page.evaluate("document.body.dataset.gameOver") != "1":
+        if page.evaluate("document.body.dataset.handOver") == "1":  # the end of hand 1 waits for the person
+            assert page.locator("#table g[data-hand]").count() == 3  # every hand is shown
+            hands_seen_ended += 1
+            page.click("#next-hand")
+            page.wait_for_function(READY)
+            continue
+        hand = game.env.unwrapped.game.hand
+        assert drawn_lines(page) == {line: hand.line(line) for line in range(4)}
+        held = page.get_attribute("#table g[data-hand='0']", "data-tiles")
+        assert [int(tile) for tile in held.split(",") if tile] == hand.hand(0)
+        buttons = page.eval_on_selector_all("#moves [data-action]", "nodes => nodes.map(n => Number(n.dataset.action))")
+        assert sorted(buttons) == hand.legal_actions().tolist()
+        if not hinted and len(buttons) > 1:
+            page.click("#hint")
+            page.wait_for_selector("body[data-hinted='1']")
+            assert page.locator("#hint-box tr[data-hint-action]").count() == len(buttons)
+            hinted = True
+        page.click(f"#moves [data-action='{buttons[-1]}']")
+        page.wait_for_function(READY)
+        moves += 1
+    assert moves >= 3 and hinted and hands_seen_ended == 1 and len(game.env.recorded.hands) == 2
+    final = game.env.unwrapped.game.hand
+    assert drawn_lines(page) == {line: final.line(line) for line in range(4)}
+    assert "Game over" in page.text_content("#status")
+    with page.expect_download() as download:
+        page.click("#download")
+    saved = tmp_path / "game.json"
+    download.value.save_as(saved)
+    recorded = read_record(saved)  # checked by replaying every move
+    assert recorded.num_moves == game.env.recorded.num_moves and recorded.players[0] == "you"
+    page.close()
+
+
+def test_a_league_record_is_opened_and_stepped_through(server, browser):
+    url, _, records = server
+    from baselines.cli import main as dominoes
+
+    assert dominoes(["league", "--policies", "greedy:2", "random:2", "--players", "3", "--highest", "6",
+                     "--hands-per-game", "2", "--games", "2", "--workers", "1", "--no-progress",
+                     "--out", str(records / "league"), "--record-games", str(records / "games")]) == 0
+    name = "games/game_00000001.json"
+    recorded = read_record(records / name)
+    positions = [p for p in replay(recorded) if p.hand_number == 0]
+    page = browser.new_page()
+    page.goto(url + "/watch")
+    page.click(f"[data-record='{name}']")
+    page.wait_for_selector("#table svg")
+    assert int(page.evaluate("document.body.dataset.frames")) == len(positions)
+    for step in range(6):
+        position = positions[step]
+        assert page.evaluate("document.body.dataset.position") == str(step)
+        assert drawn_lines(page) == {line: position.hand.line(line) for line in range(4)}
+        page.click("#forward")
+    page.click("#last")
+    assert drawn_lines(page) == {line: positions[-1].hand.line(line) for line in range(4)}
+    assert page.locator("#alternatives tr.chosen").count() == 1  # the move played, among its alternatives
+    page.check("#all-hands")
+    assert page.locator("#table g[data-hand]").count() == 3
+    page.close()
