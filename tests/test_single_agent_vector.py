@@ -10,9 +10,9 @@ from gymnasium.wrappers.vector import DictInfoToList, RecordEpisodeStatistics
 from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
-from baselines.policies.handcrafted import random_legal_actions
 from baselines.policies.policy import Policy
 from dominoes_env import IllegalActionError, SingleAgentEnv, SingleAgentVectorEnv
+from dominoes_env.vector import random_legal_actions
 
 
 def follow(opponents, num_envs: int, steps: int, seed: int, num_players: int = 4, highest_double: int = 9,

@@ -256,3 +256,23 @@ def test_the_batch_deals_like_the_scalar_engine():
     statistic = sum(stats.chi2_contingency(np.stack([batch_counts[tile], scalar_counts[tile]])).statistic
                     for tile in range(t) if tile != engine)
     assert stats.chi2.sf(statistic, (t - 1) * 2) > 1e-3
+
+
+def test_the_compiled_random_picker_is_uniform_over_each_rows_legal_actions():
+    """random_legal_actions: row k takes legal action number floor(u_k * count_k) (the numpy
+    picker's rule, so a seeded stream plays the same moves), every legal action as often as
+    the others, -1 for a row with none; int8 and bool masks alike."""
+    from dominoes_env.vector import random_legal_actions
+
+    masks = np.zeros((3, 10), dtype=np.int8)
+    masks[0, [1, 4, 9]] = 1
+    masks[1, 7] = 1
+    uniforms = np.random.default_rng(5).random(3)
+    picks = random_legal_actions(masks, np.random.default_rng(5))
+    assert picks[0] == [1, 4, 9][int(uniforms[0] * 3)] and picks[1] == 7 and picks[2] == -1
+    assert np.array_equal(random_legal_actions(masks.astype(bool), np.random.default_rng(5)), picks)
+    many = np.repeat(masks[:1], 30_000, axis=0)
+    counts = np.bincount(random_legal_actions(many, np.random.default_rng(0)), minlength=10)
+    assert counts[[1, 4, 9]].sum() == 30_000 and np.all(np.abs(counts[[1, 4, 9]] - 10_000) < 400)  # 4.9 sigma
+    with pytest.raises(ValueError, match="must be a \\(games, actions\\) array"):
+        random_legal_actions(masks[0], np.random.default_rng(0))

@@ -30,10 +30,11 @@ from baselines.policies.chain_search import (
     search_best_chain,
     value_in_hand_of,
 )
-from baselines.policies.policy import BatchPolicy, Policy, SeedLike, random_per_run
+from baselines.policies.policy import BatchPolicy, Policy, SeedLike
 from baselines.policies.registry import register_policy
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
+from dominoes_env.vector import random_legal_actions
 
 
 @njit(cache=True)
@@ -116,20 +117,6 @@ def _per_action(config: GameConfig, tile_scores: np.ndarray) -> np.ndarray:
     boneyard, score 0: each is legal only when it is the only legal move)."""
     extra = config.num_actions - config.pass_action
     return np.append(np.tile(tile_scores.astype(np.float64), config.num_lines), np.zeros(extra))
-
-
-def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of (k, A) masks (int8 or bool), in numpy.
-
-    Every legal index in one pass (``flatnonzero``, ordered by row), the count per row, and
-    one uniform per row to pick within the row's run: about 1 ms for 4096 games, five times
-    less than drawing a uniform for every (row, action).
-    """
-    legal = action_masks.view(np.bool_) if action_masks.dtype.itemsize == 1 else action_masks.astype(np.bool_)
-    flat = np.flatnonzero(legal)
-    counts = np.count_nonzero(legal, axis=1)
-    picks = flat[random_per_run(counts, None, rng)]
-    return picks - np.arange(legal.shape[0]) * legal.shape[1]
 
 
 @register_policy("random")

@@ -313,3 +313,28 @@ def close_hands(buffer, rows, by_game, hand_over, hand_scores, hand_went_out, ga
             game_over[out] = True
             games_over += 1
     return games_over
+
+
+@njit(cache=True)
+def pick_legal(masks, uniforms, out):
+    """For each row k of (B, A) masks (int8), its legal action number ``floor(uniforms[k] * count)``
+    in ascending order, where count is the row's number of legal actions: one uniform per row
+    gives a uniformly random legal action (-1 where none is legal). Two passes over the row (a
+    branch-free count, which the compiler vectorises, then a walk to the chosen one); no
+    temporary arrays."""
+    for k in range(masks.shape[0]):
+        row = masks[k]
+        count = 0
+        for action in range(row.shape[0]):
+            count += row[action] != 0
+        if count == 0:
+            out[k] = -1
+            continue
+        wanted = int(uniforms[k] * count)
+        for action in range(row.shape[0]):
+            if row[action] != 0:
+                if wanted == 0:
+                    out[k] = action
+                    break
+                wanted -= 1
+    return out
