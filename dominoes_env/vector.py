@@ -120,6 +120,8 @@ class VectorDominoes:
         self.num_envs = validation.integer("num_envs", num_envs, 1, MAX_ENVS)
         #: threads of the compiled loops over more than one block of games (numba's; 1: one core)
         self.threads = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+        if self.threads > 1:
+            batch.prefer_passive_waiting()
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.layout = observation_layout(self.config, self.num_hands)

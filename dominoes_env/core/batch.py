@@ -17,6 +17,7 @@ its array arguments, and a move of one game is only a few microseconds of work.
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,20 @@ from dominoes_env.core.rewards import hand_rewards_into
 
 #: entries per block of a parallel loop
 BLOCK = 256
+
+
+def prefer_passive_waiting() -> None:
+    """Let numba's OpenMP threads sleep, not spin, while they wait for work, unless the user said
+    otherwise (``OMP_WAIT_POLICY``) or chose another threading layer (``NUMBA_THREADING_LAYER``).
+
+    Spinning threads hold their cores: on a busy machine two threads then ran 3 to 7 times
+    slower than one, while with passive waiting two threads were never slower than one, on free
+    cores or busy ones (``python benchmarks/vector_threads.py``). OpenMP reads the setting when
+    its runtime starts, at the first parallel loop of the process, so this is called before
+    one (when a batch asks for more than one thread).
+    """
+    if "OMP_WAIT_POLICY" not in os.environ and "NUMBA_THREADING_LAYER" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
 # ---------------------------------------------------------------- a batch's arrays, in one buffer
