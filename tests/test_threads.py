@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -24,3 +26,24 @@ def test_one_blas_thread_inside_the_block_and_the_callers_count_after():
         with pytest.raises(RuntimeError), one_blas_thread():
             raise RuntimeError("the block fails")
         assert blas_threads() == before  # restored on the way out of a failing block too
+
+
+def test_a_batch_on_threads_asks_openmp_to_wait_passively_unless_told_otherwise(monkeypatch):
+    """Spinning OpenMP threads made two threads several times slower than one on a busy machine
+    (benchmarks/vector_threads.py); the user's own OMP_WAIT_POLICY or threading layer is kept."""
+    from dominoes_env.core import batch
+    from dominoes_env.vector import VectorDominoes
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("NUMBA_THREADING_LAYER", raising=False)
+    VectorDominoes(8, 3, 6, threads=1)
+    assert "OMP_WAIT_POLICY" not in os.environ  # one thread: nothing to ask
+    VectorDominoes(8, 3, 6, threads=2)
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    batch.prefer_passive_waiting()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setenv("NUMBA_THREADING_LAYER", "workqueue")
+    batch.prefer_passive_waiting()
+    assert "OMP_WAIT_POLICY" not in os.environ
