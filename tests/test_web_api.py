@@ -8,6 +8,7 @@ import json
 import threading
 import warnings
 
+import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
@@ -16,6 +17,7 @@ with warnings.catch_warnings():  # Starlette's test client asks for httpx2, whic
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from baselines.policies.policy import Policy  # noqa: E402
 from baselines.web.app import create_app  # noqa: E402
 from baselines.web.games import GameStore  # noqa: E402
 from dominoes_env.records import parse_record, write_record  # noqa: E402
@@ -110,6 +112,9 @@ def test_a_hint_names_the_strongest_players_choice_with_predicted_pips(served):
     ("get", "/api/records/link.json", None, 404, "no such record"),
     ("post", "/api/records/upload", "{}", 400, "upload"),
     ("post", "/api/records/upload", "x" * 40_000_000, 413, "more than"),
+    ("post", "/api/games", '{"a":' * 10_000, 400, "not JSON"),
+    ("post", "/api/games", '{"seed": ' + "9" * 5000 + "}", 400, "not JSON"),
+    ("post", "/api/records/upload", "[" * 10_000, 400, "not JSON"),
     ("delete", "/api/games", None, 405, "DELETE is not allowed"),
 ])
 def test_bad_requests_get_a_4xx_with_one_line(served, method, path, body, status, reason):
@@ -168,19 +173,102 @@ def test_records_in_the_directory_and_uploads_are_watched_hand_by_hand(served):
     assert frames[-1]["table"]["hand_over"]
     uploaded = client.post("/api/records/upload?hand=1", content=json.dumps(recorded.to_json()))
     assert uploaded.status_code == 200 and uploaded.json()["frames"] == frames
-    assert client.get("/api/records/league/game_00000001.json?hand=2").status_code == 400
+    for hand in ("2", "-1", "abc", "\u0661", "9" * 50):  # no such hand, or not a number in ASCII digits
+        answer = client.get(f"/api/records/league/game_00000001.json?hand={hand}")
+        assert answer.status_code == 400 and "hand must be an integer from 0 to 1" in answer.json()["error"], hand
 
 
-def test_a_full_server_refuses_new_games_and_drops_idle_ones(tmp_path):
+def test_a_full_server_refuses_new_games_until_one_ends_or_idles_out(tmp_path):
     store = GameStore(max_games=2, idle_seconds=3600)
     with TestClient(create_app(None, store)) as client:
-        for _ in range(2):
-            start(client)
+        first, _ = start(client), start(client)
         answer = client.post("/api/games", json={"players": 3, "highest": 6, "opponents": ["greedy"]})
-        assert answer.status_code == 400 and "holds 2 games already" in answer.json()["error"]
+        assert answer.status_code == 503 and "holds 2 games going on already" in answer.json()["error"]
+        play_to_the_end(client, first)  # a finished game gives its place up when one is needed
+        third = start(client)
+        assert len(store) == 2 and client.get(f"/api/games/{first['id']}").status_code == 404
         store.idle_seconds = -1  # every game is now idle
         start(client)
-        assert len(store) == 1
+        assert len(store) == 1 and client.get(f"/api/games/{third['id']}").status_code == 404
+
+
+def test_the_record_is_given_when_the_game_is_over(served):
+    """A record holds every deal: before the end it would show the hidden hands and the boneyard."""
+    client, _, _ = served
+    created = start(client)
+    answer = client.get(f"/api/games/{created['id']}/record")
+    assert answer.status_code == 409 and "when the game is over" in answer.json()["error"]
+    play_to_the_end(client, created)
+    assert client.get(f"/api/games/{created['id']}/record").status_code == 200
+
+
+def test_no_frame_tells_another_seats_legal_moves(served):
+    client, _, _ = served
+    created = start(client, seat=2, players=4, highest=9, opponents=["random"])
+    frames = list(created["frames"])
+    while len(frames) < 12 and not created["state"]["game_over"]:
+        legal = created["state"]["table"]["legal"]
+        answer = client.post(f"/api/games/{created['id']}/move", json={"action": legal[0]["action"]}).json()
+        frames += answer["frames"]
+        created["state"] = answer["state"]
+    hidden = [frame["table"] for frame in frames if frame["table"]["to_move"] not in (None, 2)]
+    assert hidden and all(table["legal"] == [] for table in hidden)
+    assert created["state"]["table"]["legal"]  # yours are given
+
+
+def test_a_server_others_can_reach_takes_the_shipped_players_by_name_only(tmp_path, capsys):
+    with TestClient(create_app(None, GameStore(), any_spec=False)) as client:
+        for spec in ("this.Zen", "td_lambda@/etc/shadow", "best_line(max_line_length=6)", "greedy:2"):
+            answer = client.post("/api/games", json={"players": 3, "highest": 6, "opponents": [spec]})
+            assert answer.status_code == 400 and "shipped players by name only" in answer.json()["error"], spec
+        assert "Zen of Python" not in capsys.readouterr().out  # nothing was imported
+        assert start(client)["state"]["labels"][1] == "greedy"
+
+
+class FailsOnItsThirdMove(Policy):
+    """An opponent that raises on its third move: the game says why it cannot go on."""
+
+    def act(self, observation, action_mask):
+        self.moves = getattr(self, "moves", 0) + 1
+        if self.moves == 3:
+            raise RuntimeError("out of luck")
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_an_opponent_that_fails_ends_the_game_with_its_reason_in_one_line(served):
+    client, _, _ = served
+    created = start(client, players=2, opponents=["test_web_api.FailsOnItsThirdMove"])
+    reasons = []
+    for _ in range(10):
+        legal = created["state"]["table"]["legal"]
+        answer = client.post(f"/api/games/{created['id']}/move", json={"action": legal[0]["action"]})
+        if answer.status_code != 200:
+            reasons.append(answer.json()["error"])
+            if len(reasons) == 2:
+                break
+            continue
+        created["state"] = answer.json()["state"]
+    assert reasons[0] == reasons[1] == ("the game cannot go on: test_web_api.FailsOnItsThirdMove (player_1) "
+                                        "failed: out of luck")
+
+
+def test_a_hint_with_one_move_needs_no_prediction(served):
+    """A forced draw has no after-state to value: the hint gives the move, no predicted pips."""
+    client, store, _ = served
+    for seed in range(40):
+        created = start(client, players=2, highest=12, rules="mexican_train", opponents=["random"], seed=seed)
+        for _ in range(60):
+            legal = created["state"]["table"]["legal"]
+            if len(legal) == 1 and legal[0]["kind"] == "draw":
+                hint = client.get(f"/api/games/{created['id']}/hint")
+                assert hint.status_code == 200, hint.text
+                assert hint.json()["moves"] == [{"action": legal[0]["action"], "text": "draw", "predicted_pips": None}]
+                return
+            if created["state"]["game_over"]:
+                break
+            answer = client.post(f"/api/games/{created['id']}/move", json={"action": legal[-1]["action"]})
+            created["state"] = answer.json()["state"]
+    pytest.fail("no forced draw met")
 
 
 def test_fifty_games_played_at_once_finish_with_valid_records(served):

@@ -16,6 +16,7 @@ API (every refusal is a 4xx with ``{"error": "one line"}`` and changes nothing):
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from importlib import resources
 from pathlib import Path
@@ -30,7 +31,7 @@ from starlette.staticfiles import StaticFiles
 
 from baselines.harness.advice import Hints, default_opponent
 from baselines.policies import registry, specs
-from baselines.web.games import MAX_WEB_HANDS, GameRefused, GameStore, WebGame
+from baselines.web.games import MAX_WEB_HANDS, GameRefused, GameStore, NotYet, ServerFull, WebGame
 from baselines.web.watch import RecordLibrary, hand_frames, parse_upload, summary
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS, RULE_SETS, make_config
@@ -42,6 +43,14 @@ MAX_REQUEST_BYTES = 64 * 1024  #: a request that is not an upload
 OFFERED = ("td_lambda", "lookahead", "linear_sarsa", "persistent_line", "best_line", "double", "greedy", "random")
 
 
+class RequestTooLarge(GameRefused):
+    """A request body over its limit (answered 413)."""
+
+
+#: The status of each kind of refusal; any other GameRefused or RecordError is a 400.
+STATUS: dict[type[Exception], int] = {RequestTooLarge: 413, ServerFull: 503, NotYet: 409}
+
+
 def refuse(reason: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": reason}, status_code=status)
 
@@ -50,28 +59,32 @@ async def _body(request: Request, limit: int) -> bytes:
     """The request body, refused past `limit` bytes without reading all of it."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise GameRefused(f"the request is more than the {limit:,} bytes it may be")
-    body = b""
+        raise RequestTooLarge(f"the request is more than the {limit:,} bytes it may be")
+    body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise GameRefused(f"the request is more than the {limit:,} bytes it may be")
-    return body
+            raise RequestTooLarge(f"the request is more than the {limit:,} bytes it may be")
+    return bytes(body)
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
     body = await _body(request, MAX_REQUEST_BYTES)
     try:
         data = json.loads(body or b"{}")
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8 or JSON, nested too deep, an integer too long to read
         raise GameRefused("the request body is not JSON") from None
     if not isinstance(data, dict):
         raise GameRefused("the request body is a JSON object")
     return data
 
 
-def new_game(data: dict[str, Any]) -> WebGame:
-    """A game from the page's choices, each checked (one-line GameRefused naming the field)."""
+def new_game(data: dict[str, Any], any_spec: bool = True) -> WebGame:
+    """A game from the page's choices, each checked (one-line GameRefused naming the field).
+
+    With `any_spec` False (a server others can reach) an opponent is one of :data:`OFFERED` by
+    its plain name: a spec may import a module, read a file or ask for minutes of search a move.
+    """
     try:
         players = validation.integer("players", data.get("players", 4), MIN_PLAYERS, MAX_PLAYERS)
         highest = validation.integer("highest", data.get("highest", 9), MIN_HIGHEST, MAX_HIGHEST)
@@ -87,6 +100,11 @@ def new_game(data: dict[str, Any]) -> WebGame:
             raise ValueError(f"opponents: give one spec for every seat, or {players - 1} (one per seat), "
                              f"got {len(texts)}")
         chosen = [specs.parse(text)[0] for text in texts] or [default_opponent(config)]
+        if not any_spec:
+            for text, spec in zip(texts, chosen):
+                if spec.name not in OFFERED or spec.params or text.strip() != spec.name:
+                    raise ValueError(f"opponents: this server takes the shipped players by name only "
+                                     f"({', '.join(OFFERED)}), got {text!r}")
         for spec in dict.fromkeys(chosen):
             registry.check(spec, config)
         opponents = chosen * (players - 1) if len(chosen) == 1 else chosen
@@ -95,8 +113,13 @@ def new_game(data: dict[str, Any]) -> WebGame:
     return WebGame(config, hands, secrets.randbits(63) if seed is None else seed, seat, opponents)
 
 
-def create_app(records: str | Path | None = None, store: GameStore | None = None) -> Starlette:
-    """The app: pages under ``/`` (play) and ``/watch``, the API under ``/api``."""
+def create_app(records: str | Path | None = None, store: GameStore | None = None, any_spec: bool = True
+               ) -> Starlette:
+    """The app: pages under ``/`` (play) and ``/watch``, the API under ``/api``.
+
+    `any_spec`: opponents may be any spec the league takes (import paths, checkpoints,
+    parameters), for a server only its own user reaches; False takes the shipped players by name.
+    """
     games = store if store is not None else GameStore()
     library = RecordLibrary(records)
     hints_by_table: dict[Any, Hints] = {}
@@ -116,14 +139,23 @@ def create_app(records: str | Path | None = None, store: GameStore | None = None
 
     async def create(request: Request) -> Response:
         data = await _json_object(request)
-        game = await run_in_threadpool(new_game, data)
+        games.check_room()  # before a game is built
+        game = await run_in_threadpool(new_game, data, any_spec)
         key = games.add(game)
         return JSONResponse({"id": key, "frames": [frame.to_json() for frame in game.opening], "state": game.state()},
                             status_code=201)
 
+    def locked(game: WebGame, work: Any) -> Any:
+        """`work()` under the game's lock, in a worker thread: a move in progress is never seen half done."""
+        def run() -> Any:
+            with game.lock:
+                return work()
+
+        return run_in_threadpool(run)
+
     async def state(request: Request) -> Response:
         game = game_of(request)
-        return JSONResponse(game.state())
+        return JSONResponse(await locked(game, game.state))
 
     async def move(request: Request) -> Response:
         game = game_of(request)
@@ -132,32 +164,25 @@ def create_app(records: str | Path | None = None, store: GameStore | None = None
             raise GameRefused("give the move as {\"action\": N}")
 
         def play() -> dict[str, Any]:
-            with game.lock:
-                frames = game.move(data["action"])
-                return {"frames": [frame.to_json() for frame in frames], "state": game.state()}
+            frames = game.move(data["action"])
+            return {"frames": [frame.to_json() for frame in frames], "state": game.state()}
 
-        return JSONResponse(await run_in_threadpool(play))
+        return JSONResponse(await locked(game, play))
 
     async def hint(request: Request) -> Response:
         game = game_of(request)
-
-        def advise() -> dict[str, Any]:
-            with game.lock:
-                return game.hint()
-
-        return JSONResponse(await run_in_threadpool(advise))
+        return JSONResponse(await locked(game, game.hint))
 
     async def record(request: Request) -> Response:
         game = game_of(request)
-        with game.lock:
-            text = game.record_text()
+        text = await locked(game, game.record_text)
         return Response(text, media_type="application/json",
                         headers={"Content-Disposition": 'attachment; filename="dominoes-game.json"'})
 
     def frames_of(recorded: Any, request: Request) -> dict[str, Any]:
         raw = request.query_params.get("hand", "0")
         try:
-            number = validation.integer("hand", int(raw) if raw.isdigit() and len(raw) < 8 else raw, 0,
+            number = validation.integer("hand", int(raw) if re.fullmatch("[0-9]{1,7}", raw) else raw, 0,
                                         len(recorded.hands) - 1)
         except ValueError as error:
             raise GameRefused(str(error)) from None
@@ -191,8 +216,12 @@ def create_app(records: str | Path | None = None, store: GameStore | None = None
         return refuse(f"no such page: {request.url.path}", 404)
 
     async def refused(request: Request, error: Exception) -> Response:
-        return refuse(str(error).splitlines()[0] if str(error) else "refused", 413 if "bytes it may be" in str(error)
-                      else 400)
+        return refuse(str(error).splitlines()[0] if str(error) else "refused", STATUS.get(type(error), 400))
+
+    async def failed(request: Request, error: Exception) -> Response:
+        """Anything else: still one line of JSON (the page shows it), and the game as it was."""
+        reason = str(error).splitlines()[0] if str(error) else ""
+        return refuse(f"the server failed: {type(error).__name__}: {reason}".rstrip(": "), 500)
 
     async def method_not_allowed(request: Request, error: Exception) -> Response:
         return refuse(f"{request.method} is not allowed on {request.url.path}", 405)
@@ -211,5 +240,5 @@ def create_app(records: str | Path | None = None, store: GameStore | None = None
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     handlers: dict[Any, Any] = {KeyError: not_found, 404: not_found, GameRefused: refused, RecordError: refused,
-                                405: method_not_allowed}
+                                405: method_not_allowed, Exception: failed}
     return Starlette(routes=routes, exception_handlers=handlers)

@@ -40,9 +40,10 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise ValueError(f"dominoes serve needs the web extra ({error.name} is missing): "
                          f"pip install 'dominoes-env[web]'") from None
-    app = create_app(args.records, GameStore(idle_seconds=60 * idle))
-    where = "this machine only" if args.host in ("127.0.0.1", "localhost", "::1") else \
-        "every machine that can reach this one (no login)"
+    local = args.host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(args.records, GameStore(idle_seconds=60 * idle), any_spec=local)
+    where = "this machine only" if local else \
+        "every machine that can reach this one (no login; opponents by shipped name only)"
     print(f"dominoes serve: http://{args.host}:{port}/ (play) and http://{args.host}:{port}/watch (watch records); "
           f"listening for {where}; Ctrl-C stops it", flush=True)
     uvicorn.run(app, host=args.host, port=port, log_level="warning")

@@ -36,6 +36,14 @@ class GameRefused(ValueError):
     """A request about a game that cannot be done (the message is the one-line reason)."""
 
 
+class ServerFull(GameRefused):
+    """No room for another game now (answered 503)."""
+
+
+class NotYet(GameRefused):
+    """What is asked exists only later, e.g. the record before the game is over (answered 409)."""
+
+
 @dataclass(frozen=True)
 class Frame:
     """One position to show: the table as the person sees it, and the move that led to it."""
@@ -63,6 +71,7 @@ class WebGame:
         self.env.reset(seed=seed)
         self.lock = threading.Lock()
         self.last_used = time.monotonic()
+        self.broken: str | None = None  # why the game cannot go on (an opponent failed), once it cannot
         self.opening = self._play_opponents()
 
     @property
@@ -126,6 +135,8 @@ class WebGame:
             GameRefused: not the person's turn, the game is over, or the move is illegal (the env's
                 reason); the game is unchanged.
         """
+        if self.broken is not None:
+            raise GameRefused(self.broken)
         if self.over:
             raise GameRefused("the game is over: start a new one")
         if self.env.possible_agents.index(self.env.agent_selection) != self.seat:
@@ -136,7 +147,13 @@ class WebGame:
             frames = self._step(self.seat, action)
         except ValueError as error:  # IllegalActionError, or a number that is no action of the table
             raise GameRefused(str(error).splitlines()[0]) from None
-        return frames + self._play_opponents()
+        try:
+            return frames + self._play_opponents()
+        except Exception as error:  # an opponent's own failure: the game cannot go on, and says why
+            seat = self.env.possible_agents.index(self.env.agent_selection)
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            self.broken = f"the game cannot go on: {self.labels[seat]} (player_{seat}) failed: {reason}"
+            raise GameRefused(self.broken) from None
 
     def hint(self) -> dict[str, Any]:
         """What the strongest shipped players would play here, and td_lambda's predicted pips per move."""
@@ -145,7 +162,8 @@ class WebGame:
         seen = self.env.observe(self.env.agent_selection)
         observation, mask = seen["observation"], seen["action_mask"]
         legal = np.flatnonzero(mask).tolist()
-        predicted = self.hints.predicted_pips(observation, mask)
+        # one move (a forced draw or pass has no after-state to value) needs no prediction
+        predicted = self.hints.predicted_pips(observation, mask) if len(legal) > 1 else None
         moves = [{"action": action, "text": actions.describe(self.config, action, self.seat),
                   "predicted_pips": None if predicted is None else round(float(predicted[k]), 2)}
                  for k, action in enumerate(legal)]
@@ -153,12 +171,23 @@ class WebGame:
                 "unavailable": dict(self.hints.missing)}
 
     def record_text(self) -> str:
-        """The game so far as a record (``dominoes replay`` and ``read_record`` read it)."""
+        """The finished game as a record (``dominoes replay`` and ``read_record`` read it).
+
+        Raises:
+            NotYet: the game goes on: a record holds every deal, the hidden hands and the
+                boneyard's order included.
+        """
+        if not self.over:
+            raise NotYet("the record is given when the game is over: it shows every hand and the boneyard")
         return dumps_record(self.env.recorded)
 
 
 class GameStore:
-    """The games being played, by id (an unguessable token), dropped after `idle_seconds` untouched."""
+    """The games being played, by id (an unguessable token), dropped after `idle_seconds` untouched.
+
+    At most `max_games` unfinished games are held; a finished game stays (for its record) until
+    it idles out or its place is needed.
+    """
 
     def __init__(self, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS) -> None:
         self.max_games, self.idle_seconds = max_games, idle_seconds
@@ -173,12 +202,33 @@ class GameStore:
         for key in [key for key, game in self._games.items() if now - game.last_used > self.idle_seconds]:
             del self._games[key]
 
+    def _make_room(self) -> bool:
+        """Drop idle games, then finished ones (the least recently used first) while the store is
+        full; whether there is room for one more."""
+        self._drop_idle()
+        while len(self._games) >= self.max_games:
+            finished = [(game.last_used, key) for key, game in self._games.items() if game.over or game.broken]
+            if not finished:
+                return False
+            del self._games[min(finished)[1]]
+        return True
+
+    def check_room(self) -> None:
+        """Refuse at once when no game could be added (before a game is built).
+
+        Raises:
+            ServerFull: every place holds a game going on.
+        """
+        with self._lock:
+            if not self._make_room():
+                raise ServerFull(f"the server holds {self.max_games} games going on already; finish one or wait "
+                                 f"until an idle one is dropped")
+
     def add(self, game: WebGame) -> str:
         with self._lock:
-            self._drop_idle()
-            if len(self._games) >= self.max_games:
-                raise GameRefused(f"the server holds {self.max_games} games already; finish one or wait until "
-                                  f"an idle one is dropped")
+            if not self._make_room():
+                raise ServerFull(f"the server holds {self.max_games} games going on already; finish one or wait "
+                                 f"until an idle one is dropped")
             key = secrets.token_urlsafe(12)
             self._games[key] = game
             return key

@@ -1,6 +1,7 @@
 """A position as the data the browser draws: every line with its tiles turned as they lie, the
 markers, the dummy line, hand sizes (or the tiles, where they may be seen), the boneyard, the
-scores and whose turn; and the legal moves of the player to move, each with its action number.
+scores and whose turn; and the legal moves of the player to move, each with its action number,
+where that player's tiles are shown (they would tell what it holds).
 
 Absolute seats throughout (``player_2``), as the records and ``dominoes replay`` name them; an
 action is the mover's egocentric number, as the env takes it.
@@ -55,7 +56,7 @@ def table_data(hand: HandState, *, shown: Sequence[int], labels: Sequence[str], 
         "to_move": None if over else int(hand.current_player), "drew": bool(hand.drew), "hand_over": over,
         "went_out": hand.went_out if over else None, "legal": [],
     }
-    if not over:
+    if not over and int(hand.current_player) in visible:  # another seat's legal moves would tell its tiles
         data["legal"] = legal_moves(hand)
     return data
 

@@ -70,8 +70,8 @@ def parse_upload(body: bytes) -> RecordedGame:
         raise RecordError(f"the upload is more than the {MAX_RECORD_BYTES:,} bytes a record can be")
     try:
         data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RecordError(f"the upload is not JSON text: {error}") from None
+    except (ValueError, RecursionError) as error:  # not UTF-8 or JSON, nested too deep, a number too long
+        raise RecordError(f"the upload is not JSON text: {str(error).splitlines()[0]}") from None
     return parse_record(data, "upload")
 
 

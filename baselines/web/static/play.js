@@ -6,6 +6,8 @@ const $ = (id) => document.getElementById(id);
 let game = null;      // {id, state}
 let chosenTile = null;
 let busy = false;
+let generation = 0;   // a new game makes the animation of the previous one stop
+let pendingNext = null;  // resolves the wait at the end of a hand
 
 function say(message) { $("status").textContent = message; }
 function fail(error) { $("error").textContent = error ? String(error.message || error) : ""; }
@@ -61,13 +63,17 @@ function nextHand() {
     const button = $("next-hand");
     button.hidden = false;
     document.body.dataset.handOver = "1";
-    button.onclick = () => { button.hidden = true; document.body.dataset.handOver = "0"; resolve(); };
+    pendingNext = () => { button.hidden = true; document.body.dataset.handOver = "0"; pendingNext = null; resolve(); };
+    button.onclick = pendingNext;
   });
 }
 
+// Shows the frames in turn; false when a new game started meanwhile (the caller then stops).
 async function animate(frames) {
   const delay = Number($("speed").value);
+  const mine = generation;
   for (const [k, frame] of frames.entries()) {
+    if (mine !== generation) return false;
     if (frame.move) say(`${frame.move.label} (player_${frame.move.seat}) plays ${frame.move.text}`);
     draw(frame.table, false);
     if (frame.table.hand_over && k < frames.length - 1) {
@@ -78,6 +84,7 @@ async function animate(frames) {
       await sleep(delay);
     }
   }
+  return mine === generation;
 }
 
 function showState() {
@@ -85,7 +92,7 @@ function showState() {
   chosenTile = null;
   draw(state.table, state.your_turn);
   $("hint").disabled = !state.your_turn;
-  $("download").hidden = false;
+  $("download").hidden = !state.game_over;  // the record shows every hand: given at the end
   $("download").href = `/api/games/${game.id}/record`;
   document.body.dataset.gameOver = state.game_over ? "1" : "0";
   document.body.dataset.yourTurn = state.your_turn ? "1" : "0";
@@ -99,8 +106,11 @@ function showState() {
 }
 
 async function newGame() {
-  if (busy) return;
+  if (busy && !pendingNext) return;  // a move is on its way; at the end of a hand a new game may start
+  generation += 1;
+  if (pendingNext) pendingNext();
   busy = true; document.body.dataset.busy = "1"; fail(null); $("hint-box").replaceChildren();
+  $("hint").disabled = true; $("download").hidden = true;
   try {
     const created = await api("POST", "/api/games", {
       players: Number($("players").value), highest: Number($("highest").value), rules: $("rules").value,
@@ -108,8 +118,7 @@ async function newGame() {
       seed: $("seed").value === "" ? null : Number($("seed").value) });
     game = { id: created.id, state: created.state };
     document.body.dataset.gameId = created.id;
-    await animate(created.frames);
-    showState();
+    if (await animate(created.frames)) showState();
   } catch (error) { fail(error); } finally { busy = false; document.body.dataset.busy = "0"; }
 }
 
@@ -117,12 +126,18 @@ async function play(action) {
   if (busy || !game) return;
   busy = true; document.body.dataset.busy = "1"; fail(null); $("hint-box").replaceChildren();
   $("moves").replaceChildren();
+  $("hint").disabled = true;
+  const mine = generation;
   try {
     const answer = await api("POST", `/api/games/${game.id}/move`, { action });
+    if (mine !== generation) return;
     game.state = answer.state;
-    await animate(answer.frames);
-    showState();
-  } catch (error) { fail(error); showState(); } finally { busy = false; document.body.dataset.busy = "0"; }
+    if (await animate(answer.frames)) showState();
+  } catch (error) {
+    if (mine === generation) { fail(error); showState(); }
+  } finally {
+    if (mine === generation) { busy = false; document.body.dataset.busy = "0"; }
+  }
 }
 
 async function hint() {

@@ -118,8 +118,10 @@ function drawTable(box, table, options) {
 async function api(method, path, body) {
   const response = await fetch(path, { method, headers: body === undefined ? {} : { "Content-Type": "application/json" },
     body: body === undefined ? undefined : (typeof body === "string" ? body : JSON.stringify(body)) });
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || `${response.status}`);
+  const json = (response.headers.get("content-type") || "").includes("application/json");
+  const data = json ? await response.json() : null;
+  if (!response.ok) throw new Error((data && data.error) || `${response.status} ${response.statusText}`);
+  if (!json) throw new Error(`the server answered ${response.headers.get("content-type")}, not JSON`);
   return data;
 }
 

@@ -7,14 +7,18 @@ let source = null;   // {name} or {upload: text}
 let frames = [];
 let position = 0;
 let playing = false;
+let loads = 0;       // only the answer to the latest request is shown
 
 function fail(error) { $("error").textContent = error ? String(error.message || error) : ""; }
 
 async function load(hand) {
   const query = `?hand=${hand}`;
+  const mine = ++loads;
+  playing = false;
   const data = source.upload !== undefined
     ? await api("POST", `/api/records/upload${query}`, source.upload)
     : await api("GET", `/api/records/${encodeURIComponent(source.name).replace(/%2F/g, "/")}${query}`);
+  if (mine !== loads) return;  // another record or hand was asked for meanwhile
   frames = data.frames;
   const summary = data.summary;
   if (hand === 0 || $("hand").options.length !== summary.hands) {
