@@ -11,7 +11,7 @@ pip install "torch==2.13.0" && pip install -e ".[test]" "ray[rllib]>=2.60"``.
 It trains and rates at the table of ``--players``, ``--highest`` and ``--rules`` (4 players,
 double-nine and the rule book by default). What RLlib needs, and why each piece is here:
 
-- A ``MultiAgentEnv`` (:class:`DominoesMultiAgentEnv`, below) over the AEC env. RLlib computes
+- A ``MultiAgentEnv`` (:class:`baselines.adapters.rllib.DominoesMultiAgentEnv`) over the AEC env. RLlib computes
   an action for every agent that is handed an observation, so only the agent to move gets one;
   the parallel view would hand every seat an observation each step and RLlib would then learn
   from actions that are never played.
@@ -40,9 +40,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import ray
 import torch
@@ -51,12 +49,11 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 from settings_cli import add_bench_option
 
-import dominoes_env
 from baselines.adapters import FunctionPolicy
+from baselines.adapters.rllib import DominoesMultiAgentEnv, env_config
 from baselines.cli.options import add_table_options, count
 from baselines.cli.options import table as read_table
 from dominoes_env import GameConfig
@@ -73,54 +70,6 @@ GAMMA, LAMBDA = 1.0, 0.95
 ENTROPY_COEFF = 0.01
 
 MAX_ITERATIONS, MAX_BATCH_SIZE, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
-
-
-class DominoesMultiAgentEnv(MultiAgentEnv):
-    """The AEC env as an RLlib MultiAgentEnv: the agent to move is the only one observed.
-
-    ``config`` holds the env's keyword arguments (``num_players``, ``highest_double`` and the table
-    rules: :func:`env_config`).
-    Observations are ``{"observations": float32 vector, "action_mask": float32 mask}``, the
-    layout RLlib's action-masking module reads. An illegal action still raises the env's
-    ``IllegalActionError``: nothing here hides or repairs it.
-    """
-
-    def __init__(self, config: dict[str, Any] | None = None) -> None:
-        super().__init__()
-        self.game = dominoes_env.raw_env(**(config or {}))
-        self.agents = self.possible_agents = list(self.game.possible_agents)
-        spaces = self.game.observation_space(self.agents[0])
-        space = gym.spaces.Dict({
-            "observations": gym.spaces.Box(0.0, 1.0, spaces["observation"].shape, np.float32),
-            "action_mask": gym.spaces.Box(0.0, 1.0, spaces["action_mask"].shape, np.float32),
-        })
-        self.observation_spaces = dict.fromkeys(self.agents, space)
-        self.action_spaces = {agent: self.game.action_space(agent) for agent in self.agents}
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        self.game.reset(seed=seed, options=options)
-        mover = self.game.agent_selection
-        return {mover: self._observe(mover)}, {}
-
-    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        self.game.step(action_dict[self.game.agent_selection])
-        rewards = dict(self.game.rewards)  # every seat's reward of this step (non-zero only when a hand ends)
-        if all(self.game.terminations.values()):
-            # The episode is over: every seat gets its last observation (its mask is all zeros).
-            observations = {agent: self._observe(agent) for agent in self.agents}
-            return observations, rewards, {"__all__": True}, {"__all__": False}, {}
-        mover = self.game.agent_selection
-        return {mover: self._observe(mover)}, rewards, {"__all__": False}, {"__all__": False}, {}
-
-    def _observe(self, agent: str) -> dict[str, np.ndarray]:
-        observation = self.game.observe(agent)
-        return {"observations": observation["observation"].astype(np.float32),
-                "action_mask": observation["action_mask"].astype(np.float32)}
-
-
-def env_config(table: GameConfig) -> dict[str, Any]:
-    """`table` as the keyword arguments of ``dominoes_env.raw_env`` (RLlib's ``env_config`` is a dict)."""
-    return {"num_players": table.num_players, "highest_double": table.highest_double, **table.rules()}
 
 
 def make_config(batch_size: int, seed: int, table: GameConfig = DEFAULT_TABLE) -> PPOConfig:

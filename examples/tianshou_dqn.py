@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, SupportsFloat
 
 import gymnasium
 import numpy as np
@@ -55,6 +54,7 @@ from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
 from baselines import Policy, make_policy
+from baselines.adapters.tianshou import TianshouMask
 from baselines.learning.options import bounded
 from baselines.policies.policy import SeedLike
 from dominoes_env import SingleAgentEnv, make_config
@@ -90,31 +90,6 @@ class Settings:
     steps_per_collect: int = field(default=16, metadata=bounded("env steps between two updates", 1, 10**6))
     updates_per_step: float = field(default=0.125, metadata=bounded("gradient steps per env step collected",
                                                                    0.001, 100.0))
-
-
-class TianshouMask(gymnasium.ObservationWrapper):
-    """``{"observation", "action_mask"}`` -> ``{"obs", "mask"}`` (bool), as Tianshou's Q-learning masks actions.
-
-    Also keeps ``info`` to ``{"seat"}``, because Tianshou stacks the infos of its vector envs
-    into arrays and ours changes keys (and holds None) when a hand ends.
-    """
-
-    def __init__(self, env: gymnasium.Env) -> None:
-        super().__init__(env)
-        vector, mask = env.observation_space["observation"], env.observation_space["action_mask"]
-        self.observation_space = gymnasium.spaces.Dict({"obs": vector,
-                                                        "mask": gymnasium.spaces.MultiBinary(mask.shape)})
-
-    def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {"obs": observation["observation"], "mask": observation["action_mask"].astype(bool)}
-
-    def reset(self, **kwargs: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        observation, info = super().reset(**kwargs)
-        return observation, {"seat": info["seat"]}
-
-    def step(self, action: Any) -> tuple[dict[str, np.ndarray], SupportsFloat, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = super().step(action)
-        return observation, reward, terminated, truncated, {"seat": info["seat"]}
 
 
 def make_env(table: GameConfig = TABLE) -> gymnasium.Env:

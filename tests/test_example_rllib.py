@@ -17,13 +17,20 @@ import dominoes_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.rllib]
 
+def adapter():
+    """The package's RLlib adapter (imported here: RLlib is only in the RLlib venv)."""
+    from baselines.adapters import rllib
+
+    return rllib
+
+
 @pytest.fixture
 def example(import_example):
     return import_example("rllib_ppo")
 
 
 def test_the_adapter_observes_only_the_mover_and_pays_every_seat_its_hand(example):
-    env = example.DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
+    env = adapter().DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
     rng = np.random.default_rng(0)
     for seed in range(20):
         observations, _ = env.reset(seed=seed)
@@ -48,18 +55,18 @@ def test_the_adapter_observes_only_the_mover_and_pays_every_seat_its_hand(exampl
 def test_the_env_config_carries_the_table_of_the_options(example):
     table = example.parse_args(["--players", "3", "--highest", "12", "--rules", "mexican_train"]).table
     assert table == dominoes_env.make_config(3, 12, boneyard=True, cover_doubles=True)
-    env = example.DominoesMultiAgentEnv(example.env_config(table))  # what RLlib hands the adapter
+    env = adapter().DominoesMultiAgentEnv(adapter().env_config(table))  # what RLlib hands the adapter
     assert env.game.config == table and env.agents == ["player_0", "player_1", "player_2"]
     observations, _ = env.reset(seed=0)
     (mover,) = observations
     assert env.observation_spaces[mover].contains(observations[mover])
-    assert example.env_config(example.parse_args([]).table) == {  # the default table, as before
+    assert adapter().env_config(example.parse_args([]).table) == {  # the default table, as before
         "num_players": 4, "highest_double": 9, "boneyard": False, "cover_doubles": False,
         "first_player": "engine_holder"}
 
 
 def test_an_illegal_action_raises_the_envs_error(example):
-    env = example.DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
+    env = adapter().DominoesMultiAgentEnv({"num_players": 4, "highest_double": 9})
     observations, _ = env.reset(seed=0)
     (mover,) = observations
     illegal = int(np.flatnonzero(observations[mover]["action_mask"] == 0)[0])
