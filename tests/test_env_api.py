@@ -567,3 +567,14 @@ def test_a_refused_reset_leaves_the_single_agent_episode_as_it_was(options, mess
     for _ in range(3):
         (observation, _), (expected, _) = env.reset(), twin.reset()
         assert env.seat == twin.seat and np.array_equal(observation, expected)
+
+
+def test_pettingzoos_parallel_seed_test_refused_under_raise_passes_under_penalize():
+    """parallel_seed_test samples every agent's action without its mask: the mover's illegal
+    sample is refused under illegal_action="raise" (the default, as documented), and ends the game
+    with its penalty, seeded the same way, under "penalize"."""
+    from pettingzoo.test import parallel_seed_test
+
+    with pytest.raises(dominoes_env.IllegalActionError, match="is not legal for seat"):
+        parallel_seed_test(lambda: dominoes_env.parallel_env(3, 6, 2), num_cycles=200)
+    parallel_seed_test(lambda: dominoes_env.parallel_env(3, 6, 2, illegal_action="penalize"), num_cycles=200)
