@@ -20,6 +20,7 @@ pytest.importorskip("uvicorn")
 from baselines.web.app import create_app  # noqa: E402
 from baselines.web.cli import serve_in_background  # noqa: E402
 from baselines.web.games import GameStore  # noqa: E402
+from dominoes_env.core import actions  # noqa: E402
 from dominoes_env.records import read_record, replay  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -62,11 +63,12 @@ def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_rec
     page.fill("#opponent", "greedy")
     page.select_option("#speed", "0")
     page.fill("#hands", "2")
+    page.fill("#seed", "7")  # seeded deals: the tiles that fit two lines below come up
     page.click("#new-game")
     page.wait_for_selector("body[data-busy='0']")
     game = store.get(page.evaluate("document.body.dataset.gameId"))
     hinted = False
-    moves = hands_seen_ended = 0
+    moves = hands_seen_ended = clicked_tiles = split_tiles = 0
     while page.evaluate("document.body.dataset.gameOver") != "1":
         if page.evaluate("document.body.dataset.handOver") == "1":  # the end of hand 1 waits for the person
             assert page.locator("#table g[data-hand]").count() == 3  # every hand is shown
@@ -85,10 +87,31 @@ def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_rec
             page.wait_for_selector("body[data-hinted='1']")
             assert page.locator("#hint-box tr[data-hint-action]").count() == len(buttons)
             hinted = True
-        page.click(f"#moves [data-action='{buttons[-1]}']")
+        by_tile: dict[int, list[int]] = {}
+        for action in buttons:
+            decoded = actions.decode(game.config, action)
+            if decoded is not None:
+                by_tile.setdefault(decoded[1], []).append(action)
+        split = [(tile, choices) for tile, choices in by_tile.items() if len(choices) > 1]
+        if split:  # a tile that fits two lines: click it, then the open end it goes to
+            tile, choices = split[0]
+            page.click(f"#table g[data-hand='0'] g[data-tile='{tile}']")
+            targets = page.eval_on_selector_all("#table g.tile-target[data-action]",
+                                                "nodes => nodes.map(n => Number(n.dataset.action))")
+            assert sorted(targets) == sorted(choices)
+            page.click(f"#table g.tile-target[data-action='{choices[-1]}']")
+            clicked_tiles += 1
+            split_tiles += 1
+        elif by_tile and not clicked_tiles:  # a tile with one place: one click plays it
+            tile, (action,) = next(iter(by_tile.items()))
+            page.click(f"#table g[data-hand='0'] g[data-tile='{tile}']")
+            clicked_tiles += 1
+        else:
+            page.click(f"#moves [data-action='{buttons[-1]}']")
         page.wait_for_function(READY)
         moves += 1
     assert moves >= 3 and hinted and hands_seen_ended == 1 and len(game.env.recorded.hands) == 2
+    assert clicked_tiles >= 2 and split_tiles >= 1  # both ways of clicking a tile were taken (seed 7)
     final = game.env.unwrapped.game.hand
     assert drawn_lines(page) == {line: final.line(line) for line in range(4)}
     assert "Game over" in page.text_content("#status")
