@@ -14,7 +14,8 @@ players), :mod:`baselines.harness` (the game loop and the evaluation), :mod:`bas
 and scorecard of ``dominoes bench``), :mod:`baselines.learning` (what the
 learners share) and one package per learner (:mod:`baselines.td_lambda`,
 :mod:`baselines.linear_sarsa`, :mod:`baselines.lookahead`), :mod:`baselines.adapters`
-(RL libraries' models as policies), and the shipped weights in ``checkpoints/``.
+(RL libraries' models as policies, the env as RLlib's and Tianshou's), :mod:`baselines.web`
+(``dominoes serve``), and the shipped weights in ``checkpoints/``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ league beside the shipped baselines), and the batched env as a library's env.
   ``maskable_ppo@model.zip`` on the command line; needs the ``sb3`` extra).
 - :mod:`baselines.adapters.sb3_vec_env`: :class:`~dominoes_env.SingleAgentVectorEnv` as
   Stable-Baselines3's ``VecEnv`` (``sb3`` extra).
+- :mod:`baselines.adapters.rllib`: the AEC env as RLlib's ``MultiAgentEnv`` (RLlib, in its own venv).
+- :mod:`baselines.adapters.tianshou`: the single-agent env as Tianshou's Q-learning reads it
+  (gymnasium only).
 """
 
 from __future__ import annotations
