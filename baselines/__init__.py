@@ -15,7 +15,7 @@ and scorecard of ``dominoes bench``), :mod:`baselines.learning` (what the
 learners share) and one package per learner (:mod:`baselines.td_lambda`,
 :mod:`baselines.linear_sarsa`, :mod:`baselines.lookahead`), :mod:`baselines.adapters`
 (RL libraries' models as policies, the env as RLlib's and Tianshou's), :mod:`baselines.web`
-(``dominoes serve``), and the shipped weights in ``checkpoints/``.
+(``dominoes serve``), :mod:`baselines.selfplay` (the opponent pool), and the shipped weights in ``checkpoints/``.
 """
 
 from __future__ import annotations
@@ -28,16 +28,19 @@ if TYPE_CHECKING:
     from baselines.harness.evaluate import evaluate
     from baselines.policies.policy import Policy
     from baselines.policies.registry import make_policy, policy_names, policy_parameters, register_policy
+    from baselines.selfplay import OpponentPool
 
 #: Public names and their modules, imported on first use: ``dominoes`` (whose entry point lives in
 #: this package) starts without loading the engine, so Ctrl-C during its start-up is one line.
-_PUBLIC = {"Policy": "baselines.policies.policy", "bench": "baselines.benchmark",
+_PUBLIC = {"OpponentPool": "baselines.selfplay", "Policy": "baselines.policies.policy",
+           "bench": "baselines.benchmark",
            "evaluate": "baselines.harness.evaluate",
            "make_policy": "baselines.policies.registry", "policy_names": "baselines.policies.registry",
            "policy_parameters": "baselines.policies.registry",
            "register_policy": "baselines.policies.registry"}
 
-__all__ = ["Policy", "bench", "evaluate", "make_policy", "policy_names", "policy_parameters", "register_policy"]
+__all__ = ["OpponentPool", "Policy", "bench", "evaluate", "make_policy", "policy_names", "policy_parameters",
+           "register_policy"]
 
 
 def __getattr__(name: str) -> Any:
