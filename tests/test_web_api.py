@@ -100,7 +100,7 @@ def test_a_hint_names_the_strongest_players_choice_with_predicted_pips(served):
     ("post", "/api/games", {"players": 9}, 400, "players must be an integer from 2 to 8"),
     ("post", "/api/games", {"rules": "poker"}, 400, "rules='poker' is not supported"),
     ("post", "/api/games", {"opponents": ["nosuch"]}, 400, "nosuch"),
-    ("post", "/api/games", {"opponents": ["random", "greedy"]}, 400, "opponents: give one spec"),
+    ("post", "/api/games", {"opponents": ["random", "greedy"]}, 400, "opponents: 4 players need 3 opponents, got 2"),
     ("post", "/api/games", {"seat": 4}, 400, "seat must be an integer from 0 to 3"),
     ("post", "/api/games", {"hands": 10**9}, 400, "hands must be an integer from 1 to"),
     ("post", "/api/games", "[1, 2]", 400, "a JSON object"),

@@ -27,7 +27,7 @@ import numpy as np
 import dominoes_env
 from baselines.cli import options
 from baselines.cli.signals import signals_stop
-from baselines.harness.advice import Hints, default_opponent
+from baselines.harness.advice import Hints, opponent_specs
 from baselines.harness.play import play_game
 from baselines.policies import registry, specs
 from baselines.policies.policy import Policy
@@ -85,27 +85,6 @@ def run(args: argparse.Namespace) -> int:
 def supports_colour(stream: TextIO) -> bool:
     """A terminal that shows ANSI colours (and no NO_COLOR in the environment)."""
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-
-
-def opponent_specs(texts: Sequence[str] | None, config: GameConfig) -> list[specs.PolicySpec]:
-    """One spec per other seat, each made once here, so a bad name or parameter fails before the game.
-
-    Raises:
-        ValueError: a spec that cannot be read or made, or copies that do not fill the table.
-    """
-    others = config.num_players - 1
-    if not texts:
-        return [default_opponent(config)] * others
-    parsed = [specs.parse(text, default_copies=others if len(texts) == 1 else 1) for text in texts]
-    chosen = [spec for spec, copies in parsed for _ in range(copies)]
-    if len(chosen) != others:
-        raise ValueError(f"--opponents: {config.num_players} players need {others} opponents, got {len(chosen)}")
-    for spec, _ in parsed:
-        try:
-            registry.check(spec, config)
-        except ValueError as error:
-            raise ValueError(f"--opponents: {error}") from None
-    return chosen
 
 
 def play_in_terminal(config: GameConfig, num_hands: int, seed: int, seat: int, opponents: Sequence[specs.PolicySpec],

@@ -7,6 +7,7 @@ td_lambda's predicted pips left at the end of the hand after each legal move.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,30 @@ def default_opponent(config: GameConfig) -> specs.PolicySpec:
             registry.check(spec, config)
             return spec
     raise ValueError(f"none of {list(DEFAULT_OPPONENTS)} can play {describe_table(config)}")
+
+
+def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = "--opponents"
+                   ) -> list[specs.PolicySpec]:
+    """One spec per other seat from the person's choice (none: the default opponent; one spec:
+    every seat, or ``"greedy:3"`` copies; else one per seat), each made once here, so a bad name
+    or parameter fails before the game. `what` names the choice in messages.
+
+    Raises:
+        ValueError: a spec that cannot be read or made, or copies that do not fill the table.
+    """
+    others = config.num_players - 1
+    if not texts:
+        return [default_opponent(config)] * others
+    parsed = [specs.parse(text, default_copies=others if len(texts) == 1 else 1) for text in texts]
+    chosen = [spec for spec, copies in parsed for _ in range(copies)]
+    if len(chosen) != others:
+        raise ValueError(f"{what}: {config.num_players} players need {others} opponents, got {len(chosen)}")
+    for spec, _ in parsed:
+        try:
+            registry.check(spec, config)
+        except ValueError as error:
+            raise ValueError(f"{what}: {error}") from None
+    return chosen
 
 
 class Hints:
@@ -77,9 +102,9 @@ class Hints:
 
     def predicted_pips(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray | None:
         """td_lambda's predicted pips left at the end of the hand after each legal move, in action
-        order (None where td_lambda has no weights for the table)."""
+        order (None where td_lambda has no weights for the table, or for a forced move)."""
         policy = self.policies.get("td_lambda")
-        if policy is None:
+        if policy is None or np.count_nonzero(action_mask) < 2:  # a forced move (a draw has no after-state)
             return None
         from baselines.td_lambda.policy import predicted_final_pips
         from dominoes_env.core.afterstate import legal_afterstates

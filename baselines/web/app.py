@@ -29,8 +29,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from baselines.harness.advice import Hints, default_opponent
-from baselines.policies import registry, specs
+from baselines.harness.advice import Hints, default_opponent, opponent_specs
+from baselines.policies import specs
 from baselines.web.games import MAX_WEB_HANDS, GameRefused, GameStore, NotYet, ServerFull, WebGame
 from baselines.web.watch import RecordLibrary, hand_frames, parse_upload, summary
 from dominoes_env.core import validation
@@ -96,18 +96,13 @@ def new_game(data: dict[str, Any], any_spec: bool = True) -> WebGame:
         texts = data.get("opponents") or []
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
             raise ValueError("opponents is a list of policy specs")
-        if len(texts) not in (0, 1, players - 1):
-            raise ValueError(f"opponents: give one spec for every seat, or {players - 1} (one per seat), "
-                             f"got {len(texts)}")
-        chosen = [specs.parse(text)[0] for text in texts] or [default_opponent(config)]
         if not any_spec:
-            for text, spec in zip(texts, chosen):
+            for text in texts:
+                spec, copies = specs.parse(text)
                 if spec.name not in OFFERED or spec.params or text.strip() != spec.name:
                     raise ValueError(f"opponents: this server takes the shipped players by name only "
                                      f"({', '.join(OFFERED)}), got {text!r}")
-        for spec in dict.fromkeys(chosen):
-            registry.check(spec, config)
-        opponents = chosen * (players - 1) if len(chosen) == 1 else chosen
+        opponents = opponent_specs(texts, config, what="opponents")
     except ValueError as error:
         raise GameRefused(str(error).splitlines()[0]) from None
     return WebGame(config, hands, secrets.randbits(63) if seed is None else seed, seat, opponents)

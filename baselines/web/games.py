@@ -91,10 +91,9 @@ class WebGame:
         """The game now: the table from the person's seat, and the game's own facts."""
         game = self._game
         hand = game.hand
-        frame = self._frame(hand, np.asarray(game.scores_before_hand), game.hand_index, None)
-        table = frame.table
-        if self.over:  # the last hand's end, with every hand shown; totals include it
-            table = self._frame(hand, np.asarray(game.totals) - hand.scores(), game.hand_index, None).table
+        # over: the last hand's end, every hand shown, its scores added to the totals before it
+        before = np.asarray(game.totals) - hand.scores() if self.over else np.asarray(game.scores_before_hand)
+        table = self._frame(hand, before, game.hand_index, None).table
         your_turn = not self.over and table["to_move"] == self.seat
         return {"table": table, "seat": self.seat, "labels": self.labels, "your_turn": your_turn,
                 "game_over": self.over, "totals": np.asarray(game.totals).tolist() if self.over else None,
@@ -162,8 +161,7 @@ class WebGame:
         seen = self.env.observe(self.env.agent_selection)
         observation, mask = seen["observation"], seen["action_mask"]
         legal = np.flatnonzero(mask).tolist()
-        # one move (a forced draw or pass has no after-state to value) needs no prediction
-        predicted = self.hints.predicted_pips(observation, mask) if len(legal) > 1 else None
+        predicted = self.hints.predicted_pips(observation, mask)
         moves = [{"action": action, "text": actions.describe(self.config, action, self.seat),
                   "predicted_pips": None if predicted is None else round(float(predicted[k]), 2)}
                  for k, action in enumerate(legal)]

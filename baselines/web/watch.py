@@ -123,7 +123,7 @@ def _alternatives(hand: Any, seat: int, observer: Observer, hints: Hints | None,
     mask = hand.legal_mask()
     legal = np.flatnonzero(mask).tolist()
     predicted = None
-    if hints is not None and len(legal) > 1:
+    if hints is not None:
         predicted = hints.predicted_pips(observer.encode(hand.state, seat, game_scores), mask)
     return [{"action": action, "text": actions.describe(hand.config, action, seat),
              "predicted_pips": None if predicted is None else round(float(predicted[k]), 2)}
