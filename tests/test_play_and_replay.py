@@ -94,8 +94,8 @@ def test_hints_show_td_lambdas_predicted_pips_for_every_move(tmp_path):
 
 def test_the_default_opponent_is_the_strongest_that_loads():
     pytest.importorskip("safetensors")
-    assert advice.default_opponent(make_config(4, 9)).name == "td_lambda"
-    assert advice.default_opponent(make_config(3, 6)).name == "persistent_line"  # no td_lambda for this table
+    assert advice.default_opponent(make_config(4, 9)).name == "champion"
+    assert advice.default_opponent(make_config(3, 6)).name == "persistent_line"  # no network for this table
 
 
 def test_without_the_learned_players_library_the_default_opponent_is_persistent_line(monkeypatch):
@@ -103,8 +103,8 @@ def test_without_the_learned_players_library_the_default_opponent_is_persistent_
     registered = advice.policy_class
 
     def without_safetensors(name: str):
-        if name == "td_lambda":
-            raise ValueError("policy 'td_lambda' needs safetensors: pip install -e '.[league]'")
+        if name in ("champion", "td_lambda"):
+            raise ValueError(f"policy {name!r} needs safetensors: pip install -e '.[league]'")
         return registered(name)
 
     monkeypatch.setattr(advice, "policy_class", without_safetensors)

@@ -335,7 +335,7 @@ def test_league_games_under_table_rules_are_recorded_and_read_back(tmp_path):
     assert contents.spec == spec and len(contents.records) == 6
 
 
-def test_every_table_with_shipped_weights_seats_all_three_learned_players_by_default():
+def test_every_table_with_shipped_weights_seats_all_the_learned_players_by_default():
     from baselines.harness.advice import default_opponent
     from baselines.league.spec import default_policies
     from baselines.learning.files import shipped_tables
@@ -344,7 +344,7 @@ def test_every_table_with_shipped_weights_seats_all_three_learned_players_by_def
     assert make_config(4, 9) in tables and make_config(4, 12, rules="mexican_train") in tables
     for config in tables:
         names = [spec.name for spec, _ in default_policies(config)]
-        assert {"td_lambda", "linear_sarsa", "lookahead"} <= set(names), config
-        assert default_opponent(config).name == "td_lambda"
+        assert {"td_lambda", "linear_sarsa", "lookahead", "champion"} <= set(names), config
+        assert default_opponent(config).name == "champion"  # it searches with td_lambda's network there
         for name in ("linear_sarsa", "lookahead"):
             assert config in shipped_tables(name, "json")

@@ -253,6 +253,7 @@ class Person(Policy):
         self.hints.reset()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.hints.follow(observation)
         view = self.view
         view.refresh()
         hand = view.core.game.hand

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baselines.cli import options
+from baselines.harness.parallel import add_parallel_options
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from dominoes_env import files
 
@@ -141,6 +142,35 @@ def _train_lookahead(config: Any, args: argparse.Namespace, recorder: RunRecorde
     return _train_linear(config, args, recorder, weights.LookaheadWeights, learner.train)
 
 
+def _train_champion(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
+    """The champion's network by expert iteration: a safetensors checkpoint in td_lambda's format;
+    torch is needed from here on. A directory holding an unfinished run of the same configuration
+    is resumed after its last finished generation."""
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("safetensors") is None:
+        raise ValueError("training needs torch and safetensors: pip install 'dominoes-env[torch]'")
+    from baselines import td_lambda
+    from baselines.champion import trainer
+    from baselines.harness.parallel import MAX_WORKERS, default_workers
+
+    workers = default_workers() if args.workers is None else options.count("--workers", args.workers, 1, MAX_WORKERS)
+    network = config.network_config()
+    initial = _initial(args, lambda path: td_lambda.load_checkpoint(path, expected=config.game))
+    if initial is not None and initial.config.architecture != network.architecture:
+        raise ValueError(f"--init-checkpoint holds a {initial.config.variant} network of hidden sizes "
+                         f"{initial.config.hidden_sizes}; pass --variant {initial.config.variant} "
+                         f"--hidden {','.join(map(str, initial.config.hidden_sizes))}")
+    resumed = trainer.read_progress(recorder.out, config)  # refuses a directory holding another run
+    recorder.start(lambda path, theta, info: td_lambda.save_checkpoint(path, theta, network, info),
+                   trainer.LATEST, resume=resumed > 0)
+    recipe = {"champion": config.to_dict(), "initialized_from": str(args.init_checkpoint or "")}
+    theta = recorder.run(lambda log: trainer.train(
+        config, recorder.out, log, initial, trainer.Parallelism(args.backend, workers, args.ray_address),
+        lambda path, weights, info: td_lambda.save_checkpoint(path, weights, network, {**info, **recipe})))
+    final = td_lambda.save_checkpoint(recorder.out / recorder.learner.weights_name, theta, network,
+                                      {**recorder.info(), **recipe})
+    return f"checkpoint {final}" + (f" (resumed after {resumed} generations)" if resumed else "")
+
+
 _COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "td_error")
 LEARNERS: dict[str, Learner] = {
     "td-lambda": Learner("td_lambda", "TD(lambda) after-state value network (needs torch)",
@@ -153,6 +183,10 @@ LEARNERS: dict[str, Learner] = {
                          "baselines.lookahead.config:LookaheadConfig", _train_lookahead,
                          (*_COLUMNS[:-1], "fit_error", "alpha", "hands_per_s", "elapsed_s"), Path("runs/lookahead"),
                          "lookahead.json"),
+    "champion": Learner("champion", "the champion's network by expert iteration: search in self-play (needs torch)",
+                        "baselines.champion.config:ChampionConfig", _train_champion,
+                        ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate", "value_loss",
+                         "policy_loss", "hands_per_s", "elapsed_s"), Path("runs/champion"), "champion.safetensors"),
 }
 
 
@@ -177,6 +211,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="start from these weights (td-lambda: trained for the same table and network "
                               "shape; the linear learners: any table)")
         sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+        if name == "champion":  # its self-play runs on workers (the result does not depend on them)
+            add_parallel_options(sub)
 
 
 def config_from_arguments(args: argparse.Namespace) -> LearnerConfig:
@@ -218,7 +254,8 @@ def prepare_directory(path: Path, outputs: tuple[str, ...] = ()) -> Path:
 
 # --------------------------------------------------------------------------- what a run writes
 LOG_NAME, CURVE_NAME = "log.csv", "learning_curve.png"
-_DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1}
+_DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1,
+           "value_loss": 4, "policy_loss": 4}
 
 
 class RunRecorder:
@@ -240,10 +277,12 @@ class RunRecorder:
         self.writer: Any = None
         self.bar: Any = None
 
-    def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str) -> None:
+    def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str,
+              resume: bool = False) -> None:
         """Create the directory and open the log (and the progress bar): the run's checks have passed
         and it is about to train. `save_latest(path, model, info)` writes the model an evaluation
-        reports as ``latest_name``.
+        reports as ``latest_name``. `resume`: the run goes on from the directory's earlier rows
+        (they are read back, and new rows are appended).
 
         Raises:
             ValueError: the directory cannot be created or written to.
@@ -251,13 +290,19 @@ class RunRecorder:
         prepare_directory(self.out, (LOG_NAME, CURVE_NAME, latest_name, self.learner.weights_name))
         self.save_latest, self.latest_name = save_latest, latest_name
         self.begun = time.perf_counter()
+        log_path = self.out / LOG_NAME
+        if resume and log_path.is_file():
+            with open(log_path, newline="") as earlier:
+                self.rows = [_read_row(row) for row in csv.DictReader(earlier)]
         # open for the whole run: close() closes it
-        self.file = io.TextIOWrapper(files.open_for_writing(self.out / LOG_NAME), newline="")
+        self.file = io.TextIOWrapper(files.open_for_writing(log_path, append=bool(self.rows)), newline="")
         self.writer = csv.DictWriter(self.file, fieldnames=self.learner.log_columns)
-        self.writer.writeheader()
+        if not self.rows:
+            self.writer.writeheader()
         if self.progress:
             from tqdm import tqdm
-            self.bar = tqdm(total=self.config.hands, unit="hand", smoothing=0.05)
+            done = max((row["hands"] for row in self.rows), default=0)
+            self.bar = tqdm(total=self.config.hands, initial=done, unit="hand", smoothing=0.05)
 
     def log(self) -> TrainingLog:
         from baselines.learning.run import TrainingLog
@@ -320,6 +365,18 @@ class RunRecorder:
         plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
 
 
+def _read_row(row: dict[str, str]) -> dict[str, Any]:
+    """A log row read back: numbers as numbers, the rest as text."""
+    def value(text: str) -> Any:
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        return int(number) if number.is_integer() and "." not in text else number
+
+    return {key: value(text) for key, text in row.items()}
+
+
 def _rounded(column: str, value: Any) -> Any:
     """A log value as written: a fixed number of decimals, or four significant digits (step sizes)."""
     return round(value, _DIGITS[column]) if column in _DIGITS else float(f"{value:.4g}")
@@ -334,7 +391,9 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "
     evaluations = [r for r in rows if r["kind"] == "eval"]
     training = [r for r in rows if r["kind"] == "train"]
     opponents = sorted({r["opponent"] for r in evaluations})
-    panels = len(opponents) + 1
+    losses = [column for column in ("value_loss", "policy_loss")
+              if any(r.get(column) not in (None, "") for r in training)]
+    panels = len(opponents) + 1 + bool(losses)
     figure, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.6), squeeze=False)
     for axis, opponent in zip(axes[0], opponents):
         points = [r for r in evaluations if r["opponent"] == opponent]
@@ -344,6 +403,14 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "
         axis.set_title(f"evaluation vs 3x {opponent}")
         axis.set_xlabel("hands trained")
         axis.set_ylabel("mean pips per hand (lower is better)")
+        axis.legend(fontsize=8)
+    if losses:  # a learner that reports its losses (the champion's expert iteration)
+        axis = axes[0][-2]
+        for column in losses:
+            points = [r for r in training if r.get(column) not in (None, "")]
+            axis.plot([r["hands"] for r in points], [r[column] for r in points], marker=".", label=column)
+        axis.set_title("training losses")
+        axis.set_xlabel("hands trained")
         axis.legend(fontsize=8)
     axis = axes[0][-1]
     axis.plot([r["hands"] for r in training], [r["own_pips"] for r in training], marker=".", label=learner)

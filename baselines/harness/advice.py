@@ -2,7 +2,9 @@
 
 ``dominoes play`` (the terminal) and ``dominoes serve`` (the browser) seat the same default
 opponent and give the same hints: what the strongest shipped players would play, and
-td_lambda's predicted pips left at the end of the hand after each legal move.
+td_lambda's predicted pips left at the end of the hand after each legal move. The champion,
+which reasons about the tiles it cannot see, follows every observation of the person's
+(:meth:`Hints.follow`), so its hint is the move it would play in the person's seat.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from baselines.policies.registry import make_policy, policy_class
 from dominoes_env.core.config import GameConfig, describe_table
 
 #: The default opponent: the first of these that plays the table (weights ship for it).
-DEFAULT_OPPONENTS = ("td_lambda", "persistent_line")
+DEFAULT_OPPONENTS = ("champion", "td_lambda", "persistent_line")
 #: The players whose choices a hint shows, strongest first.
-HINT_POLICIES = ("td_lambda", "persistent_line")
+HINT_POLICIES = ("champion", "td_lambda", "persistent_line")
 
 
 def default_opponent(config: GameConfig) -> specs.PolicySpec:
@@ -78,6 +80,14 @@ class Hints:
     def reset(self) -> None:
         for policy in self.policies.values():
             policy.reset()
+
+    def follow(self, observation: np.ndarray) -> None:
+        """The person's observation at each of their turns, asked for a hint or not: a hint giver
+        that reasons about the hidden tiles (the champion) must see every one, in order."""
+        for policy in self.policies.values():
+            observe = getattr(policy, "observe", None)
+            if observe is not None:
+                observe(observation)
 
     def choices(self, observation: np.ndarray, action_mask: np.ndarray) -> dict[str, int]:
         """The action each hint policy would take, strongest first."""

@@ -45,6 +45,7 @@ _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "td_lambda": ("baselines.td_lambda", ("safetensors",), "league"),  # acts in numpy; training needs torch
     "linear_sarsa": ("baselines.linear_sarsa", (), "league"),  # numpy and numba only
     "lookahead": ("baselines.lookahead", (), "league"),  # numpy and numba only (its td_lambda evaluation: safetensors)
+    "champion": ("baselines.champion", ("safetensors",), "league"),  # numpy and numba only
     "maskable_ppo": ("baselines.adapters.sb3", ("sb3_contrib",), "sb3"),
 }
 

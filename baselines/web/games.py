@@ -121,6 +121,7 @@ class WebGame:
             agent = env.agent_selection
             seat = env.possible_agents.index(agent)
             if seat == self.seat:
+                self.hints.follow(env.observe(agent)["observation"])  # the champion's hint sees every turn
                 break
             seen = env.observe(agent)
             action = int(self.opponents[seat].act(seen["observation"], seen["action_mask"]))

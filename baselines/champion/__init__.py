@@ -1,0 +1,5 @@
+"""The champion: information-set search over the hidden hands, guided by a value network (docs/champion.md)."""
+
+from baselines.champion.policy import ChampionPolicy
+
+__all__ = ["ChampionPolicy"]

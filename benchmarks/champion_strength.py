@@ -1,0 +1,70 @@
+"""How many pips a hand a player leaves fewer than its opponents: the champion's strength table.
+
+Each match is the shared harness (``dominoes evaluate``: every deal under all seat rotations,
+seeds fixed), split over worker processes that each evaluate their own seeds (seed, seed+1, ...);
+the paired difference (the player's mean pips in a deal minus its opponents', over the deal's
+rotations) is pooled over all deals, with its 95% interval. Negative: the player leaves fewer.
+
+    python benchmarks/champion_strength.py --hands 2000                      # one vs three of each
+    python benchmarks/champion_strength.py --hands 2000 --copies 2           # two vs two (head to head)
+    python benchmarks/champion_strength.py --players 6 --highest 12 --rules mexican_train \\
+        --opponents persistent_line td_lambda linear_sarsa lookahead        # one vs five
+    python benchmarks/champion_strength.py --player "lookahead(evaluation='td_lambda')" --opponents td_lambda
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+DEFAULT_OPPONENTS = ("td_lambda", "lookahead", "linear_sarsa", "persistent_line")
+
+
+def paired_differences(task: tuple[str, str, int, int, int, int, int, str | None]) -> np.ndarray:
+    """Per deal: the player's mean pips minus its opponents' (one worker's share of a match)."""
+    player, opponent, copies, hands, seed, players, highest, rules = task
+    from baselines.harness.evaluate import evaluate
+    from dominoes_env import make_config
+
+    config = make_config(players, highest, **({"rules": rules} if rules else {}))
+    result = evaluate([f"{player}:{copies}", f"{opponent}:{players - copies}"], hands, seed=seed, num_players=config)
+    first, second = result.labels
+    mine = result.per_deal_means(first)
+    theirs = result.per_deal_means(second)
+    return mine - theirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--player", default="champion")
+    parser.add_argument("--opponents", nargs="+", default=list(DEFAULT_OPPONENTS))
+    parser.add_argument("--copies", type=int, default=1, help="seats the player takes (default 1)")
+    parser.add_argument("--hands", type=int, default=2000, help="hands per match, at least (default 2000)")
+    parser.add_argument("--seed", type=int, default=100, help="seed of the first worker (default 100)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--highest", type=int, default=9)
+    parser.add_argument("--rules", default=None)
+    args = parser.parse_args()
+    print(f"{args.player} x{args.copies} against {args.players - args.copies} of each opponent, {args.players} "
+          f"players, double-{args.highest}{' ' + args.rules if args.rules else ''}; {args.hands} hands, seeds "
+          f"{args.seed}..{args.seed + args.workers - 1}")
+    print("| opponents | hands | pips a hand vs opponents (95%) | seconds |")
+    print("|---|---:|---:|---:|")
+    with ProcessPoolExecutor(args.workers) as pool:
+        for opponent in args.opponents:
+            start = time.perf_counter()
+            share = -(-args.hands // args.workers)
+            tasks = [(args.player, opponent, args.copies, share, args.seed + k, args.players, args.highest,
+                      args.rules) for k in range(args.workers)]
+            deals = np.concatenate(list(pool.map(paired_differences, tasks)))
+            half = 1.96 * deals.std(ddof=1) / np.sqrt(deals.shape[0])
+            print(f"| {args.players - args.copies}x {opponent} | {deals.shape[0] * args.players} | "
+                  f"{deals.mean():+.2f} ± {half:.2f} | {time.perf_counter() - start:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
