@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 from lookahead_speed import decision_times
 
-SETTINGS = ("td_lambda", "lookahead", "champion", "champion(simulations=16)")
+SETTINGS = ("td_lambda", "lookahead", "champion", "champion(simulations=32)")
 
 
 def main() -> None:

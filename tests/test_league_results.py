@@ -284,7 +284,7 @@ def test_the_default_league_is_the_original_one_plus_the_learned_players():
     names = [spec.name for spec, copies in default_policies(4, 9)]
     assert names == ["persistent_line", "double", "greedy", "random", "stupid", "td_lambda", "linear_sarsa",
                      "lookahead", "champion"]
-    assert default_policies(4, 9)[-1][0].label == "champion(simulations=16)"  # its fast setting
+    assert default_policies(4, 9)[-1][0].label == "champion(simulations=32)"  # its fast setting
     assert all(copies == 4 for _, copies in default_policies(4, 9))
     # where no trained player ships (other tables), the league is the hand-crafted one
     assert [spec.name for spec, _ in default_policies(3, 12)] == names[:5]
