@@ -30,7 +30,8 @@ def bench(agent: Any, suite: str | Suite = LATEST, out: str | os.PathLike | None
             a factory ``(num_players, highest_double, seed) -> Policy``, or a Policy (played only
             at the suite's tables of its own size and rules).
         out: a directory to keep the cells in (resumable) and write the scorecard into.
-        workers, backend: worker processes ("local") or Ray ("ray"); spec texts only.
+        workers: worker processes or Ray CPUs (spec texts only).
+        backend: "local" (worker processes) or "ray" (Ray tasks); spec texts only.
         quick: two games per line-up (``dominoes bench --quick``): the headline in about a minute.
         on_cell: called with each cell's result as it finishes (a progress bar).
         ray_address: a Ray cluster to join with backend "ray" (None: a local instance).
