@@ -18,8 +18,7 @@ from typing import Any
 from baselines.learning import options
 from baselines.learning.config import CURRICULUM, EVAL_OPPONENTS, HANDS, LearnerConfig
 from baselines.learning.options import SELF_PLAY, option
-from baselines.td_lambda.config import MAX_LAYERS, MAX_WIDTH, TDLambdaConfig
-from baselines.td_lambda.features import VARIANTS
+from baselines.td_lambda.config import HIDDEN, VARIANT, TDLambdaConfig
 from dominoes_env.core import validation
 
 
@@ -29,16 +28,6 @@ def _bounded_integer(low: int, high: int) -> Any:
 
 def _bounded_real(low: float, high: float) -> Any:
     return lambda name, value: validation.real(name, value, low, high)
-
-
-def _widths(text: str) -> tuple[Any, ...]:
-    return tuple(options.number(part.strip()) for part in text.split(","))
-
-
-def _hidden_sizes(name: str, value: Any) -> tuple[int, ...]:
-    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= MAX_LAYERS:
-        raise ValueError(f"{name} must list 1 to {MAX_LAYERS} hidden widths, got {value!r}")
-    return tuple(validation.integer(f"{name} (each width)", width, 1, MAX_WIDTH) for width in value)
 
 
 def _integer_option(flag: str, help: str, low: int, high: int) -> dict[str, Any]:
@@ -74,13 +63,9 @@ class ChampionConfig(LearnerConfig):
     """Hands per evaluation and opponent (the search is slow: keep it modest)."""
     eval_opponents: tuple[str, ...] = field(default=("td_lambda",), metadata=EVAL_OPPONENTS)
     """Opponents of the periodic evaluation, three copies each (with the training search's budget)."""
-    variant: str = field(default="line", metadata=option(
-        "--variant", "the network's input: basic, or line (basic + best-chain features)",
-        lambda name, value: validation.choice(name, value, VARIANTS), str.strip))
+    variant: str = field(default="line", metadata=VARIANT)
     """The value network's input (td_lambda's variants)."""
-    hidden_sizes: tuple[int, ...] = field(default=(128, 64), metadata=option(
-        "--hidden", f"hidden layer widths, comma-separated (1-{MAX_LAYERS} layers of 1-{MAX_WIDTH})",
-        _hidden_sizes, _widths, lambda value: ",".join(map(str, value))))
+    hidden_sizes: tuple[int, ...] = field(default=(128, 64), metadata=HIDDEN)
     """The value network's hidden widths (td_lambda's shipped shape by default, so its weights can start a run)."""
     generation_hands: int = field(default=200, metadata=_integer_option(
         "--generation-hands", "self-play hands per generation", 1, 100_000))

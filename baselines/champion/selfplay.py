@@ -57,17 +57,23 @@ class SelfPlayRecords:
 
     @classmethod
     def concatenate(cls, parts: list[SelfPlayRecords]) -> SelfPlayRecords:
-        offsets, start = [np.zeros(1, dtype=np.int64)], 0
-        for part in parts:
-            offsets.append(part.search_offsets[1:] + start)
-            start += int(part.search_offsets[-1])
         return cls(np.concatenate([p.search_observations for p in parts]),
                    np.concatenate([p.search_actions for p in parts]),
-                   np.concatenate([p.search_visits for p in parts]), np.concatenate(offsets),
+                   np.concatenate([p.search_visits for p in parts]),
+                   join_offsets([p.search_offsets for p in parts]),
                    np.concatenate([p.move_observations for p in parts]),
                    np.concatenate([p.move_actions for p in parts]),
                    np.concatenate([p.move_final_pips for p in parts]),
                    np.concatenate([p.hand_scores for p in parts]))
+
+
+def join_offsets(parts: list[np.ndarray]) -> np.ndarray:
+    """The offsets (k + 1,) of ragged rows cut from several batches laid end to end."""
+    joined, start = [np.zeros(1, dtype=np.int64)], 0
+    for offsets in parts:
+        joined.append(offsets[1:] + start)
+        start += int(offsets[-1])
+    return np.concatenate(joined)
 
 
 def task_seed(config: ChampionConfig, generation: int, block: int) -> np.random.SeedSequence:

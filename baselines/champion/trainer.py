@@ -32,7 +32,7 @@ import torch
 
 from baselines.champion.config import ChampionConfig
 from baselines.champion.policy import ChampionPolicy
-from baselines.champion.selfplay import SelfPlayRecords, SelfPlayTask, play_block
+from baselines.champion.selfplay import SelfPlayRecords, SelfPlayTask, join_offsets, play_block
 from baselines.harness.parallel import ordered_map
 from baselines.learning.files import write_atomically
 from baselines.learning.run import TrainingLog, evaluate_against
@@ -88,13 +88,9 @@ class Samples:
 
     @classmethod
     def concatenate(cls, parts: list[Samples]) -> Samples:
-        offsets, start = [np.zeros(1, dtype=np.int64)], 0
-        for part in parts:
-            offsets.append(part.offsets[1:] + start)
-            start += int(part.offsets[-1])
         return cls(np.concatenate([p.move_features for p in parts]), np.concatenate([p.move_targets for p in parts]),
                    np.concatenate([p.candidate_features for p in parts]),
-                   np.concatenate([p.candidate_exact for p in parts]), np.concatenate(offsets),
+                   np.concatenate([p.candidate_exact for p in parts]), join_offsets([p.offsets for p in parts]),
                    np.concatenate([p.visit_shares for p in parts]))
 
     @property

@@ -61,6 +61,12 @@ def _optional_step_size(name: str, value: Any) -> float | None:
     return None if value is None else options.step_size(name, value)
 
 
+#: The network's options, shared with the champion's configuration (its network is this one)
+VARIANT = option("--variant", "input features: basic, or line (basic + best-chain features)", _variant, str.strip)
+HIDDEN = option("--hidden", f"hidden layer widths, comma-separated (1-{MAX_LAYERS} layers of 1-{MAX_WIDTH})",
+                _hidden_sizes, _widths, _show_widths)
+
+
 @dataclass(frozen=True)
 class TDLambdaConfig(LearnerConfig):
     """Everything that defines a learner and its training run (stored in every checkpoint).
@@ -70,12 +76,9 @@ class TDLambdaConfig(LearnerConfig):
             field, the value and what is allowed).
     """
 
-    variant: str = field(default="basic", metadata=option(
-        "--variant", "input features: basic, or line (basic + best-chain features)", _variant, str.strip))
+    variant: str = field(default="basic", metadata=VARIANT)
     """Input features of V: "basic" (the reference's basic input) or "line" (basic + best-chain features)."""
-    hidden_sizes: tuple[int, ...] = field(default=(128, 64), metadata=option(
-        "--hidden", f"hidden layer widths, comma-separated (1-{MAX_LAYERS} layers of 1-{MAX_WIDTH})",
-        _hidden_sizes, _widths, _show_widths))
+    hidden_sizes: tuple[int, ...] = field(default=(128, 64), metadata=HIDDEN)
     """Widths of the hidden blocks (Linear -> ReLU -> LayerNorm); the reference used (1000, 500, 500).
     At most 8 blocks of at most 4096."""
     td_lambda: float = field(default=0.5, metadata=option(
