@@ -70,11 +70,11 @@ class ChampionPolicy(Policy):
         checkpoint: the network: a file written by ``dominoes train champion`` (or any
             td_lambda checkpoint of the table: ``champion@FILE`` in a spec), or a
             :class:`~baselines.td_lambda.checkpoint.Checkpoint` in memory; default: the
-            weights shipped for the table.
+            network shipped for the table (:func:`shipped_weights`).
 
     Raises:
         ValueError: a setting out of bounds, a weights file missing, damaged or made for
-            another table, or no weights shipped for this table and none given.
+            another table, or no network shipped for this table and none given.
     """
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
@@ -100,7 +100,7 @@ class ChampionPolicy(Policy):
 
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:
-        """The default league seats the champion where its trained weights ship."""
+        """The default league seats the champion where a network ships for the table (its own or td_lambda's)."""
         return ships(shipped_weights, config)
 
     def reset(self) -> None:
