@@ -150,8 +150,6 @@ class InformationSetSearch:
         for action in actions:
             child = children[action]
             child.available += 1
-        for action in actions:
-            child = children[action]
             mean = child.utility / child.visits if child.visits else 0.0
             score = mean + exploration * child.prior * math.sqrt(child.available) / (1 + child.visits)
             if score > best_score:
