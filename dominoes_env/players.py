@@ -6,11 +6,13 @@ between moves (it has ``act_batch``: random, greedy, stupid, double, td_lambda, 
 maskable_ppo) is one object for every game, asked once per round. Any other policy
 (best_line, persistent_line, a user's ``Policy``) may remember things within a hand, so
 each game gets its own copy, built from the spec with its own seed, asked game by game and
-reset at the start of each of its game's hands.
+reset at the start of each of its game's hands (a ready object given without ``act_batch``
+is deep-copied into each game).
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.metadata
 from collections.abc import Callable
 from functools import cache
@@ -88,8 +90,9 @@ class BatchPlayers:
     @classmethod
     def build(cls, opponent: Any, config: GameConfig, num_games: int, rng: np.random.Generator) -> BatchPlayers:
         """Players for `num_games` games from a spec string (one policy: ``"random"``,
-        ``"best_line(max_line_length=6)"``), a ``PolicySpec``, or a ready object with
-        ``act_batch`` (used as it is); named policies are seeded from `rng`.
+        ``"best_line(max_line_length=6)"``), a ``PolicySpec``, a ready object with
+        ``act_batch`` (used as it is), or one with ``act`` and ``reset`` (deep-copied into each
+        game); named policies are seeded from `rng`.
 
         Raises:
             ValueError: the spec names no policy, it copies a policy into more than
@@ -105,11 +108,18 @@ class BatchPlayers:
                                  f"{MAX_COPIES} games that way, got {num_games}")
             seeds = rng.integers(2**63, size=num_games - 1)
             return cls(None, [first] + [opponent.make(config, seed=int(seed)) for seed in seeds], opponent.label)
+        label = str(getattr(opponent, "label", repr(opponent)))
         if callable(getattr(opponent, "act_batch", None)):
-            return cls(opponent, None, getattr(opponent, "label", repr(opponent)))
+            return cls(opponent, None, label)
+        if callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "reset", None)):
+            if num_games > MAX_COPIES:
+                raise ValueError(f"{label} has no act_batch, so it needs one copy per game: at most {MAX_COPIES} "
+                                 f"games that way, got {num_games}")
+            return cls(None, [copy.deepcopy(opponent) for _ in range(num_games)], label)
         raise ValueError(f"cannot seat {opponent!r} in {num_games} games at once: give a policy spec ('random', "
-                         f"'best_line(max_line_length=6)'), a factory with make(config, seed) (one copy per game is "
-                         f"built if it has no act_batch), or an object with act_batch(observations, action_masks)")
+                         f"'best_line(max_line_length=6)'), a factory with make(config, seed), an object with "
+                         f"act_batch(observations, action_masks), or one with act() and reset() (one copy per game "
+                         f"is made of the last two)")
 
     def act(self, slots: np.ndarray, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The actions of the players of `slots`, each to move, from their observations and masks."""

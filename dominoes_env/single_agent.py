@@ -31,6 +31,7 @@ from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action
 from dominoes_env.core.state import HandState
 from dominoes_env.players import Player, PlayerFactory, by_name, resolve_opponent
 from dominoes_env.rendering import RENDER_MODES, TableRenderer
+from dominoes_env.seating import report_game
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -47,7 +48,9 @@ ILLEGAL_ACTION_MODES = ("penalize", "raise")
 Opponent = Any
 #: The opponents: one spec for every other seat (``"random"`` or ``"random:3"``), a
 #: sequence of n - 1 opponents, or a callable ``opponents(rng) -> sequence`` called at every
-#: reset with the env's generator (curricula, self-play against frozen copies).
+#: reset with the env's generator (curricula, self-play against frozen copies); a callable
+#: with a ``report_game(drawn, seat, game_scores)`` method is told how each episode ended
+#: (:func:`dominoes_env.seating.report_game`).
 Opponents = str | Sequence[Opponent] | Callable[[np.random.Generator], Sequence[Opponent]]
 
 
@@ -116,6 +119,7 @@ class SingleAgentEnv(gymnasium.Env):
             spaces.Dict({"observation": vector, "action_mask": mask})
         self.action_space = spaces.Discrete(self.config.num_actions)
         self.game: Game | None = None
+        self._drawn: Any = None  # what a per-episode opponents callable returned for this episode
         self.seat = 0
         self.players: list[Player | None] = []
         self._mask = np.zeros(self.config.num_actions, dtype=np.int8)
@@ -133,7 +137,14 @@ class SingleAgentEnv(gymnasium.Env):
         chosen = self._opponents
         if callable(chosen) and not isinstance(chosen, str):
             chosen = chosen(self.np_random)
+            self._drawn = chosen
         return self._check_opponents(_opponent_list(chosen, self.config.num_players))
+
+    def _report_game(self) -> None:
+        """The episode is over: tell a per-episode opponents callable how it ended (:func:`report_game`)."""
+        scores = None if "illegal_action" in self._finished else self._game.totals.copy()
+        report_game(self._opponents, self._drawn, self.seat, scores)
+        self._drawn = None
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -171,6 +182,8 @@ class SingleAgentEnv(gymnasium.Env):
         self._reset_opponents()
         self._finished: dict[str, Any] = {}
         self._play_opponents()
+        if self.game.is_over:  # the opponents ended it before the learner's first move
+            self._report_game()
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -187,6 +200,8 @@ class SingleAgentEnv(gymnasium.Env):
             return self._penalize(value)
         self._finished = {}
         reward = self._apply(value) + self._play_opponents()
+        if game.is_over:
+            self._report_game()
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, game.is_over, False, self._info()
@@ -247,6 +262,7 @@ class SingleAgentEnv(gymnasium.Env):
         game.end()
         self._mask[:] = 0
         self._finished = {"illegal_action": action, "penalty": penalty, "reason": reason}
+        self._report_game()
         return self._observation(), penalty, True, False, self._info()
 
     def _observation(self) -> Any:

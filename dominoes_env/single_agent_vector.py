@@ -30,7 +30,7 @@ from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig, TableRuleOptions, describe_table, table_of
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.rewards import illegal_action_penalty
-from dominoes_env.players import BatchPlayers
+from dominoes_env.seating import OpponentSeats
 from dominoes_env.single_agent import ILLEGAL_ACTION_MODES, OBSERVATION_MODES, Opponent, _opponent_list
 from dominoes_env.vector import _SHOWN_ERRORS, SCORES, TOTALS, WENT_OUT, HandEnds, VectorDominoes
 
@@ -44,10 +44,13 @@ class SingleAgentVectorEnv(VectorEnv):
     Args:
         num_envs: B, the number of games.
         opponents: the other seats' players: one spec for every other seat (``"random"``,
-            ``"td_lambda"``, ``"best_line(max_line_length=6)"``), or a sequence of n - 1
-            (specs, ``PolicySpec`` objects, or ready objects with ``act_batch``); opponent k
-            sits k seats after the learner. Default ``"random"``. Named policies are built
-            at every seeded reset from the env's generator.
+            ``"td_lambda"``, ``"best_line(max_line_length=6)"``), a sequence of n - 1
+            (specs, ``PolicySpec`` objects, or ready objects with ``act_batch``; opponent k
+            sits k seats after the learner), or a callable ``opponents(rng)`` returning such a
+            sequence, asked at every new game of every slot (per-game draws from
+            ``baselines.OpponentPool.opponents``; its ``report_game`` hook, if any, is told
+            each game's result: :mod:`dominoes_env.seating`). Default ``"random"``. Named
+            policies are built at every seeded reset from the env's generator.
         num_players: as in :class:`~dominoes_env.SingleAgentEnv`, as are `highest_double`,
             `num_hands`, `seat` (``None``: a random learner seat in each game at each new game),
             `reward`, `observation`, `illegal_action` and `table_rules`.
@@ -77,11 +80,11 @@ class SingleAgentVectorEnv(VectorEnv):
         self.fixed_seat = None if seat is None else validation.integer("seat", seat, 0, n - 1)
         self.observation_mode = validation.choice("observation", observation, OBSERVATION_MODES)
         self.illegal_action = validation.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
-        if callable(opponents) and not isinstance(opponents, str):
-            raise ValueError("SingleAgentVectorEnv takes opponents as a spec or a sequence of n - 1; a callable per "
-                             "episode is SingleAgentEnv's (one game at a time)")
-        self._opponent_specs = _opponent_list(opponents, n)
-        self._opponents = self._build_opponents(np.random.default_rng(0))  # checked now; rebuilt at reset
+        drawn_per_game = callable(opponents) and not isinstance(opponents, str)
+        self.opponents = OpponentSeats(opponents if drawn_per_game else _opponent_list(opponents, n),
+                                       lambda chosen: _opponent_list(chosen, n), self.config, self.num_envs)
+        self.opponents.rebuild(np.random.default_rng(0))  # fixed ones are checked now; rebuilt at reset
+        self.opponents.check_draw()
         vector = spaces.Box(0, 1, (self.engine.observation_size,), np.int8)
         mask = spaces.Box(0, 1, (self.config.num_actions,), np.int8)
         self.single_observation_space = vector if self.observation_mode == "vector" else \
@@ -97,14 +100,6 @@ class SingleAgentVectorEnv(VectorEnv):
         self._carry = np.zeros(b, dtype=np.float64)  # rewards of a new episode earned before its first step
         self._started = False
 
-    # ------------------------------------------------------------------ opponents
-    def _build_opponents(self, rng: np.random.Generator) -> list[BatchPlayers]:
-        """Opponent k's players in every game (:class:`~dominoes_env.players.BatchPlayers`)."""
-        if len(self._opponent_specs) != self.config.num_players - 1:
-            raise ValueError(f"{self.config.num_players} players need {self.config.num_players - 1} opponents, "
-                             f"got {len(self._opponent_specs)}")
-        return [BatchPlayers.build(opponent, self.config, self.num_envs, rng) for opponent in self._opponent_specs]
-
     # ------------------------------------------------------------------ episodes
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[Any, dict[str, Any]]:
@@ -119,7 +114,7 @@ class SingleAgentVectorEnv(VectorEnv):
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
             self._np_random_seed = seed
-            self._opponents = self._build_opponents(self._np_random)
+            self.opponents.rebuild(self._np_random)
             self.engine.reset(seed=int(self._np_random.integers(2**63)))
         else:
             self.engine.new_games(self._every_game)
@@ -184,8 +179,7 @@ class SingleAgentVectorEnv(VectorEnv):
             for offset in range(1, n):
                 chosen = np.flatnonzero(offsets == offset)
                 if chosen.size:
-                    actions[chosen] = self._opponents[offset - 1].act(waiting[chosen], observations[chosen],
-                                                                      masks[chosen])
+                    actions[chosen] = self.opponents.act(offset, waiting[chosen], observations[chosen], masks[chosen])
             try:
                 hand_rewards, ends = self.engine.play(waiting, actions)
             except IllegalActionError as refused:
@@ -211,6 +205,7 @@ class SingleAgentVectorEnv(VectorEnv):
             final, _, _ = self.engine.observe(first_end, self.seats[first_end])
             self._final(infos, first_end, final, {TOTALS: self.engine.game_scores[first_end],
                                                   "seat": self.seats[first_end]})
+            self.opponents.game_over(first_end, self.seats[first_end], self.engine.game_scores[first_end])
             done[first_end] = True
         if over.size:
             self.engine.new_games(over)
@@ -228,21 +223,23 @@ class SingleAgentVectorEnv(VectorEnv):
         rewards[games] += penalties
         self._final(infos, games, self._observations[games],
                     {"illegal_action": actions, "penalty": penalties, "reason": reasons, "seat": self.seats[games]})
+        self.opponents.game_over(games, self.seats[games], None)
         done[games] = True
         self.engine.new_games(games)
         self._new_seats(games)
         self._new_hands(games)
 
     def _new_seats(self, games: np.ndarray) -> None:
+        """New games in `games`: the learner's seat, and opponents drawn where they are drawn per game."""
+        assert self._np_random is not None
         if self.fixed_seat is not None:
             self.seats[games] = self.fixed_seat
         else:
-            assert self._np_random is not None
             self.seats[games] = self._np_random.integers(self.config.num_players, size=games.shape[0])
+        self.opponents.seat(games, self._np_random)
 
     def _new_hands(self, games: np.ndarray) -> None:
-        for players in self._opponents:
-            players.new_hand(games)
+        self.opponents.new_hand(games)
 
     # ------------------------------------------------------------------ what a step returns
     def _observe(self) -> Any:

@@ -10,7 +10,7 @@ import pytest
 
 from baselines import OpponentPool
 from baselines.policies.policy import Policy
-from dominoes_env import SingleAgentEnv
+from dominoes_env import SingleAgentEnv, SingleAgentVectorEnv
 
 
 class Counting(Policy):
@@ -116,3 +116,70 @@ def test_the_pool_saves_and_loads_with_the_learners_results(tmp_path):
 def test_bad_input_is_one_line(make, message):
     with pytest.raises((ValueError, KeyError), match=message):
         make()
+
+
+def test_the_vector_env_draws_each_games_opponents_from_the_pool_and_reports_every_result():
+    pool = OpponentPool(["random", "persistent_line"], seed=0)
+    pool.add(Counting(4, 9), name="snapshot")  # no act_batch: deep-copied into each game
+    vec = SingleAgentVectorEnv(16, pool.opponents(num_players=4))
+    observations, infos = vec.reset(seed=4)
+    drawn = [list(vec.opponents.drawn[game].names) for game in range(16)]
+    assert all(len(names) == 3 and set(names) <= set(pool.names) for names in drawn)
+    assert len({tuple(names) for names in drawn}) > 4  # each game has its own draw
+    assert len(vec.opponents.players) <= 9  # each member built once per seat offset for the whole batch
+    rng = np.random.default_rng(0)
+    ended, seats = 0, []
+    for _ in range(300):
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in vec.action_masks()])
+        before = [list(vec.opponents.drawn[game].names) for game in range(16)]
+        observations, rewards, terminations, truncations, infos = vec.step(actions)
+        for game in np.flatnonzero(terminations).tolist():
+            ended += 1
+            seats.append((before[game], int(infos["final_info"]["seat"][game]),
+                           infos["final_info"]["game_scores"][game].copy()))
+    assert ended > 50
+    expected = OpponentPool(list(pool.names))
+    for names, seat, scores in seats:
+        expected.report_game(names, seat, scores)
+    assert pool.record() == expected.record()  # every game reported once, against the members it seated
+    assert sum(games for _, games in pool.record().values()) == 3 * ended
+    snapshot_games = [game for game in range(16) if "snapshot" in vec.opponents.drawn[game].names]
+    snapshot = pool.member("snapshot")
+    copies = [copy for players, (member, _) in zip(vec.opponents.players, vec.opponents.built_from)
+              if member is snapshot for copy in players.copies]
+    assert sum(copy.moves for copy in copies) > 0
+    assert pool.member("snapshot").moves == 0 and snapshot_games  # the copies played, not the member
+    vec.reset(seed=4)
+    assert [list(vec.opponents.drawn[game].names) for game in range(16)] == drawn  # a seeded reset repeats
+
+
+def test_the_single_agent_env_reports_each_episode_and_an_illegal_action_as_a_loss():
+    pool = OpponentPool(["random", "greedy"], seed=0)
+    env = SingleAgentEnv(opponents=pool.opponents(num_players=4))
+    env.reset(seed=0)
+    names = list(pool.last_drawn)
+    env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))  # illegal: penalized, and lost to everyone
+    assert sum(wins for wins, _ in pool.record().values()) == 0
+    assert sum(games for _, games in pool.record().values()) == 3
+    assert {name: games for name, (_, games) in pool.record().items() if games} == \
+        {name: names.count(name) for name in set(names)}
+    terminated = False
+    env.reset(seed=1)
+    while not terminated:
+        *_, terminated, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert sum(games for _, games in pool.record().values()) == 6
+    scores = info["game_scores"]
+    expected = sum(1.0 if scores[env.seat] < scores[(env.seat + k) % 4] else
+                   0.5 if scores[env.seat] == scores[(env.seat + k) % 4] else 0.0 for k in (1, 2, 3))
+    assert sum(wins for wins, _ in pool.record().values()) == expected
+
+
+def test_a_callable_returning_new_objects_every_game_does_not_fill_the_memory():
+    from dominoes_env import seating
+
+    vec = SingleAgentVectorEnv(4, lambda rng: [Counting(4, 9) for _ in range(3)])
+    vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        vec.step(np.array([rng.choice(np.flatnonzero(mask)) for mask in vec.action_masks()]))
+    assert len(vec.opponents.players) <= seating.MAX_SEATED

@@ -135,7 +135,7 @@ class HandMemory(Policy):
 def test_policies_without_act_batch_get_a_copy_per_game_reset_every_hand():
     vec = SingleAgentVectorEnv(5, "test_single_agent_vector.HandMemory", num_hands=3)
     observations, infos = vec.reset(seed=0)
-    copies = vec._opponents[0].copies
+    copies = vec.opponents.players[0].copies
     assert copies is not None and len({id(copy) for copy in copies}) == 5
     rng = np.random.default_rng(0)
     hands = 0
@@ -237,7 +237,8 @@ def test_refusals_are_one_line_and_change_nothing():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"opponents": "nobody"}, "nobody"), ({"opponents": ("random",)}, "4 players need 3 opponents"),
-    ({"opponents": lambda rng: ["random"] * 3}, "callable per episode is SingleAgentEnv's"),
+    ({"opponents": lambda rng: ["random"] * 2}, "4 players need 3 opponents, got 2"),
+    ({"opponents": lambda rng: ["random", "random", object()]}, "cannot seat"),
     ({"opponents": (object(), "random", "random")}, "cannot seat"),
     ({"num_envs": 200_000, "opponents": "best_line"}, "at most 100000 games"),
     ({"num_envs": 0}, "num_envs must be"), ({"seat": 4}, "seat must be"), ({"observation": "pixels"}, "observation"),

@@ -154,17 +154,12 @@ class OpponentPool:
         """`count` opponents (spec texts or frozen objects) drawn as :meth:`draw_names` draws them."""
         return [self.member(name) for name in self.draw_names(count, rng)]
 
-    def opponents(self, num_players: int) -> Callable[[np.random.Generator], list[Any]]:
-        """``SingleAgentEnv(opponents=pool.opponents(n))``: at every reset, one member per other seat,
-        drawn from the env's generator (a seeded reset repeats the draws); ``last_drawn``
-        keeps the names of the latest draw, for :meth:`report`."""
-        others = validation.integer("num_players", num_players, 2, 8) - 1
-
-        def draw(rng: np.random.Generator) -> list[Any]:
-            self.last_drawn = self.draw_names(others, rng)
-            return [self.member(name) for name in self.last_drawn]
-
-        return draw
+    def opponents(self, num_players: int) -> PoolOpponents:
+        """``SingleAgentEnv(opponents=pool.opponents(n))`` or ``SingleAgentVectorEnv(...)``: at every
+        new game, one member per other seat, drawn from the env's generator (a seeded reset
+        repeats the draws); the env reports each game's result back (:meth:`report_game`), and
+        ``last_drawn`` keeps the names of the latest draw."""
+        return PoolOpponents(self, validation.integer("num_players", num_players, 2, 8))
 
     # ------------------------------------------------------------------ results
     def report(self, name: str, learner_won: float) -> None:
@@ -173,6 +168,18 @@ class OpponentPool:
         member = self._find(name)
         member.wins += validation.real("learner_won", learner_won, 0.0, 1.0)
         member.games += 1
+
+    def report_game(self, names: Sequence[str], seat: int, game_scores: np.ndarray | None) -> None:
+        """The result of one game against the members `names`, seated 1, 2, ... seats after the
+        learner's `seat`: against each, 1 if the learner's game ended with fewer pips than that
+        seat's, 0.5 if level, 0 if more; every one a loss when `game_scores` is None (the
+        learner's illegal action ended the game)."""
+        for offset, name in enumerate(names, start=1):
+            if game_scores is None:
+                self.report(name, 0.0)
+                continue
+            mine, theirs = game_scores[seat], game_scores[(seat + offset) % len(game_scores)]
+            self.report(name, 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0)
 
     def record(self) -> dict[str, tuple[float, int]]:
         """The learner's (wins, games) against each member."""
@@ -224,3 +231,28 @@ class OpponentPool:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ValueError(f"opponent pool {path}: {reason}") from None
         return pool
+
+
+class Drawn(list[Any]):
+    """One game's opponents from a pool, in seat order after the learner, with their members' names."""
+
+    def __init__(self, opponents: Sequence[Any], names: Sequence[str]) -> None:
+        super().__init__(opponents)
+        self.names = list(names)
+
+
+class PoolOpponents:
+    """What :meth:`OpponentPool.opponents` gives the single-agent views: a draw per game, and the
+    hook through which the views report each game's result (:mod:`dominoes_env.seating`)."""
+
+    def __init__(self, pool: OpponentPool, num_players: int) -> None:
+        self.pool, self.others = pool, num_players - 1
+
+    def __call__(self, rng: np.random.Generator) -> Drawn:
+        names = self.pool.draw_names(self.others, rng)
+        self.pool.last_drawn = names
+        return Drawn([self.pool.member(name) for name in names], names)
+
+    def report_game(self, drawn: Drawn, seat: int, game_scores: np.ndarray | None) -> None:
+        """Credit the learner's result against each member of `drawn` (see :meth:`OpponentPool.report_game`)."""
+        self.pool.report_game(drawn.names, seat, game_scores)
