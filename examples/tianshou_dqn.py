@@ -3,6 +3,7 @@
     python examples/tianshou_dqn.py --seed 0                     # 20,000 steps, then 2,000 hands of rating
     python examples/tianshou_dqn.py --steps 5000 --eval-hands 400    # a smoke run
     python examples/tianshou_dqn.py --players 3 --highest 12 --rules mexican_train   # another table
+    python examples/tianshou_dqn.py --opponents self             # self-play: its own network in the other seats
 
 Needs the ``examples`` extra (tianshou). It trains and rates at the table of ``--players``,
 ``--highest`` and ``--rules`` (4 players, double-nine and the rule book by default); the saved
@@ -20,6 +21,11 @@ file records that table. How the pieces fit, and why each is there:
   the keys and makes the mask boolean. It also keeps ``info`` to a fixed set of keys: Tianshou
   stacks the infos of its vector envs into arrays, and ours gains keys when a hand ends
   (``went_out`` is None for a blocked hand), which a stacked array cannot hold.
+- ``--opponents self``: self-play that credits every seat its own reward. The other seats play
+  the Q-network being trained (:class:`LearnerAsOpponent`, greedy, the live weights), and only
+  the learner's seat stores transitions, so each reward is the learner's own; Tianshou's
+  ``MultiAgentPolicyManager`` path would store every seat's end-of-hand reward on the last mover's
+  transition instead.
 - Rewards are minus the pips left (about -15 per hand, down to -100): scaled by 0.1 for the
   Q-network's regression (``REWARD_SCALE``); the ranking of moves is unchanged.
 - Tianshou draws exploration and replay samples from NumPy's global generator, so the example
@@ -39,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -65,6 +72,7 @@ TABLE = make_config(4, 9)  # the table the Q-network learns by default: 4 player
 REWARD_SCALE = 0.1
 POLICY_NAME = "tianshou_dqn.TianshouDQNPolicy"  # the import path of the policy class below
 DEFAULT_STEPS = 20_000
+SELF = "self"  # --opponents self: the learner's own network in the other seats
 
 
 @dataclass(frozen=True)
@@ -92,10 +100,31 @@ class Settings:
                                                                    0.001, 100.0))
 
 
-def make_env(table: GameConfig = TABLE) -> gymnasium.Env:
-    """The learner's view of `table` (a random seat each hand, random opponents), as Tianshou reads it."""
-    env = TianshouMask(SingleAgentEnv(opponents="random", num_players=table, observation="dict"))
+def make_env(table: GameConfig = TABLE, opponents: Any = "random") -> gymnasium.Env:
+    """The learner's view of `table` (a random seat each hand; random opponents unless told), as Tianshou reads it."""
+    env = TianshouMask(SingleAgentEnv(opponents=opponents, num_players=table, observation="dict"))
     return gymnasium.wrappers.TransformReward(env, lambda reward: REWARD_SCALE * reward)
+
+
+def greedy_move(policy: DiscreteQLearningPolicy, observation: np.ndarray, action_mask: np.ndarray) -> int:
+    """The legal move of highest Q-value. Tianshou's policy takes a batch whose ``obs`` holds the
+    vector and its mask, as its collector builds it; here a batch of one."""
+    batch = Batch(obs=Batch(obs=observation[None], mask=action_mask[None].astype(bool)), info=None)
+    with torch.no_grad():
+        return int(policy(batch).act[0])
+
+
+class LearnerAsOpponent(Policy):
+    """The Q-network being trained, greedy, in the other seats: self-play through the single-agent
+    view. It holds the live policy (no copy), so every update reaches the opponents at once, and
+    each seat's reward is still its own: only the learner's seat stores transitions."""
+
+    def __init__(self, table: GameConfig, policy: DiscreteQLearningPolicy) -> None:
+        super().__init__(table)
+        self.policy = policy
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return greedy_move(self.policy, observation, action_mask)
 
 
 def make_q_policy(settings: Settings, table: GameConfig = TABLE) -> DiscreteQLearningPolicy:
@@ -106,17 +135,20 @@ def make_q_policy(settings: Settings, table: GameConfig = TABLE) -> DiscreteQLea
     return DiscreteQLearningPolicy(model=net, action_space=env.action_space)
 
 
-def train(steps: int, seed: int, settings: Settings = Settings(), table: GameConfig = TABLE) -> DiscreteQLearningPolicy:
-    """Double DQN with n-step returns for `steps` env steps at `table`; returns the trained policy.
+def train(steps: int, seed: int, settings: Settings = Settings(), table: GameConfig = TABLE,
+          opponents: str = "random") -> DiscreteQLearningPolicy:
+    """Double DQN with n-step returns for `steps` env steps at `table` against `opponents` (a spec,
+    or ``"self"``: :class:`LearnerAsOpponent` in every other seat); returns the trained policy.
 
     A first batch of ``batch_size x train_envs`` steps fills the replay buffer before the
     first update, as Tianshou's own examples do; it is not counted in `steps`.
     """
     np.random.seed(seed)  # Tianshou's exploration and replay sampling use NumPy's global generator
     torch.manual_seed(seed)
-    envs = DummyVectorEnv([partial(make_env, table) for _ in range(settings.train_envs)])
-    envs.seed(seed)
     policy = make_q_policy(settings, table)
+    seated: Any = [LearnerAsOpponent(table, policy)] * (table.num_players - 1) if opponents == SELF else opponents
+    envs = DummyVectorEnv([partial(make_env, table, seated) for _ in range(settings.train_envs)])  # in this process
+    envs.seed(seed)
     policy.set_eps_training(settings.epsilon)
     algorithm = DQN(policy=policy, optim=AdamOptimizerFactory(lr=settings.learning_rate), gamma=settings.gamma,
                     n_step_return_horizon=settings.n_step, target_update_freq=settings.target_update_freq)
@@ -182,10 +214,8 @@ class TianshouDQNPolicy(Policy):
                              f"not {describe_table(self.config)}")
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        observation = one_hand_part(self.config, observation)  # games of several hands: without the scores
-        batch = Batch(obs=Batch(obs=observation[None], mask=action_mask[None].astype(bool)), info=None)
-        with torch.no_grad():
-            return int(self.policy(batch).act[0])
+        # games of several hands: the network sees the one-hand part, without the scores
+        return greedy_move(self.policy, one_hand_part(self.config, observation), action_mask)
 
 
 @lru_cache(maxsize=4)
@@ -197,9 +227,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_run_options(parser, DEFAULT_STEPS, Path("runs/tianshou_dqn/q_network.pt"))
     add_options(parser, Settings)
+    parser.add_argument("--opponents", default="random",
+                        help=f"the other seats: a policy spec for each (default random), or {SELF!r}: the "
+                             f"Q-network being trained, greedy (self-play)")
     args = parser.parse_args(argv)
     check_run_options(parser, args)
     args.settings = read_options(parser, args, Settings)
+    if args.opponents != SELF:
+        try:
+            SingleAgentEnv(args.opponents, args.table)  # a bad spec: one line before any training
+        except ValueError as error:
+            parser.error(f"--opponents: {error}")
     return args
 
 
@@ -207,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> SavedRun:
     """Train, save, load the saved file back, and rate the greedy Q-network."""
     args = parse_args(argv)
     started = time.perf_counter()
-    policy = train(args.steps, args.seed, args.settings, args.table)
+    policy = train(args.steps, args.seed, args.settings, args.table, args.opponents)
     train_seconds = time.perf_counter() - started
     save(policy, args.settings, args.out, args.table)
     print(f"trained {args.steps:,} steps in {train_seconds:.0f} s; saved {args.out}", flush=True)

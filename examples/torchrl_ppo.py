@@ -3,6 +3,7 @@
     python examples/torchrl_ppo.py --seed 0                              # 10 x 1,024 steps, then the rating
     python examples/torchrl_ppo.py --iterations 2 --frames-per-batch 256 --eval-hands 48   # a smoke run
     python examples/torchrl_ppo.py --players 3 --highest 12 --rules mexican_train   # another table
+    python examples/torchrl_ppo.py --env batched --games 64 --frames-per-batch 8192 --iterations 50   # batched
 
 Needs the ``examples`` extra (torchrl). It trains and rates at the table of ``--players``,
 ``--highest`` and ``--rules`` (4 players, double-nine and the rule book by default). How the
@@ -20,6 +21,10 @@ pieces fit, and why each is there:
   hand reward appears in the step that ends the hand, usually a step where another seat moved.
   GAE therefore runs over every step for every seat (each has an observation at every step),
   and only the steps where a seat moved are used to train (``mask``).
+- ``--env batched``: :class:`baselines.adapters.torchrl.TorchRLVectorEnv`, the batched engine as a
+  TorchRL env of batch size ``[games]`` with the same keys (each step plays one move in every game),
+  so everything below runs unchanged on a rollout of shape ``[games, steps]``. Its random actions
+  obey the mask by themselves, so it needs no ``ActionMask``.
 - Transforms: ``ActionMask`` comes first. The wrapper writes each step's legal set into its own
   action spec, but a ``TransformedEnv`` samples random actions (``rand_action``, used by
   ``check_env_specs`` and random collectors) from its own copy of that spec; without
@@ -57,6 +62,7 @@ from torchrl.objectives.value import GAE
 
 import dominoes_env
 from baselines.adapters import FunctionPolicy
+from baselines.adapters.torchrl import TorchRLVectorEnv
 from baselines.cli.options import add_table_options, count
 from baselines.cli.options import table as read_table
 from dominoes_env import GameConfig
@@ -79,13 +85,18 @@ CLIP_EPSILON, ENTROPY_COEFF, MAX_GRAD_NORM = 0.2, 0.01, 1.0
 MAX_ITERATIONS, MAX_FRAMES_PER_BATCH, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
 
 
-def make_env(seed: int, table: GameConfig = DEFAULT_TABLE) -> TransformedEnv:
-    """The AEC env at `table` as a TorchRL env: one group of seats, float32 observations, scaled rewards."""
-    seats = [f"player_{seat}" for seat in range(table.num_players)]
-    base = PettingZooWrapper(dominoes_env.raw_env(table), use_mask=True,
-                             group_map={GROUP: seats}, categorical_actions=True, seed=seed)
+def make_env(seed: int, table: GameConfig = DEFAULT_TABLE, games: int | None = None) -> TransformedEnv:
+    """The env at `table` as a TorchRL env: one group of seats, float32 observations, scaled rewards.
+    The AEC env one move at a time, or with `games` the batched engine, one move in each game."""
+    if games is None:
+        seats = [f"player_{seat}" for seat in range(table.num_players)]
+        base = PettingZooWrapper(dominoes_env.raw_env(table), use_mask=True,
+                                 group_map={GROUP: seats}, categorical_actions=True, seed=seed)
+        masking = [ActionMask(action_key=(GROUP, "action"), mask_key=ACTION_MASK)]  # random actions obey the mask
+    else:
+        base, masking = TorchRLVectorEnv(games, table, seed=seed), []
     return TransformedEnv(base, Compose(
-        ActionMask(action_key=(GROUP, "action"), mask_key=ACTION_MASK),  # random actions obey the mask
+        *masking,
         DTypeCastTransform(torch.int8, torch.float32, in_keys=[OBSERVATION]),
         RewardScaling(loc=0.0, scale=REWARD_SCALE, in_keys=[(GROUP, "reward")]),
     ))
@@ -201,7 +212,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     add_table_options(parser)  # --players, --highest, --rules ..., as the dominoes commands take them
     parser.add_argument("--iterations", type=int, default=10, help="collect-and-update iterations (default 10)")
     parser.add_argument("--frames-per-batch", type=int, default=1024,
-                        help="env steps (one move each) collected per iteration (default 1024: about 18 hands)")
+                        help="moves collected per iteration, over all games (default 1024: about 18 hands)")
+    parser.add_argument("--env", choices=("aec", "batched"), default="aec",
+                        help="aec: PettingZooWrapper over the AEC env, one move a step (default); batched: "
+                             "TorchRLVectorEnv, one move in each of --games games a step")
+    parser.add_argument("--games", type=int, default=64, help="games stepped at once with --env batched (default 64)")
     parser.add_argument("--eval-hands", type=int, default=2000,
                         help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
                              "at 4 players)")
@@ -212,6 +227,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.table = read_table(args)
         count("--iterations", args.iterations, 1, MAX_ITERATIONS)
         count("--frames-per-batch", args.frames_per_batch, 1, MAX_FRAMES_PER_BATCH)
+        count("--games", args.games, 1, MAX_FRAMES_PER_BATCH)
+        if args.env == "batched" and args.frames_per_batch % args.games:
+            raise ValueError(f"--frames-per-batch ({args.frames_per_batch}) must be a multiple of --games "
+                             f"({args.games}) with --env batched: each step makes one move in every game")
         count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
         count("--seed", args.seed, 0, 2**63 - 1)  # torch.manual_seed takes a 64-bit signed seed
     except ValueError as error:
@@ -223,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     """Check the env's specs, train, then rate the greedy trained agent."""
     args = parse_args(argv)
     torch.manual_seed(args.seed)
-    env = make_env(args.seed, args.table)
+    env = make_env(args.seed, args.table, args.games if args.env == "batched" else None)
     check_env_specs(env, seed=args.seed)  # raises if a reset or a step breaks the declared specs
     print("check_env_specs: passed", flush=True)
     logs, logits_net = train(env, args.iterations, args.frames_per_batch)

@@ -68,3 +68,48 @@ def test_the_docs_tianshou_snippets_run_on_their_own():
     runs under the test extra alone, takes the ```python ones); each runs in a fresh namespace."""
     pytest.importorskip("tianshou")
     run_library_snippets(ROOT / "docs" / "integrations" / "tianshou.md")
+
+
+def test_self_play_puts_the_live_network_in_the_other_seats_and_pays_each_seat_its_own_pips(import_example):
+    """``--opponents self``: the other seats play the network being trained (the same object, so an
+    update reaches them), and the learner's episode return is minus its own pips, whoever ended the
+    hand: the credit Tianshou's PettingZoo path gets wrong for three seats in four."""
+    pytest.importorskip("tianshou")
+    import numpy as np
+    import torch
+
+    example = import_example("tianshou_dqn")
+    policy = example.make_q_policy(example.Settings(hidden_sizes=(32,)))
+    opponent = example.LearnerAsOpponent(example.TABLE, policy)
+    env = example.make_env(example.TABLE, [opponent] * 3)
+    changed = False
+    for seed in range(20):  # "training" (the learner's weights flipped) changes the opponents' greedy moves
+        observation, info = env.reset(seed=seed)
+        mask = observation["mask"].astype(np.int8)
+        first = opponent.act(observation["obs"], mask)
+        with torch.no_grad():
+            for parameter in policy.parameters():
+                parameter.mul_(-1.0)
+        second = opponent.act(observation["obs"], mask)
+        assert mask[first] and mask[second]
+        changed |= first != second
+    assert changed
+    for seed in range(10):
+        observation, info = env.reset(seed=seed)
+        total, terminated = 0.0, False
+        while not terminated:
+            observation, reward, terminated, _, info = env.step(int(np.flatnonzero(observation["mask"])[0]))
+            total += reward
+        pips = env.unwrapped.game.totals[info["seat"]]
+        assert total == pytest.approx(-example.REWARD_SCALE * pips)
+
+
+def test_a_self_play_run_beats_random_players(tmp_path, import_example):
+    """Measured: +3.34 ± 1.05 over 400 hands after 20,000 self-play steps at seed 0."""
+    pytest.importorskip("tianshou")
+    example = import_example("tianshou_dqn")
+    run = example.main(["--opponents", "self", "--steps", str(STEPS), "--seed", "0", "--out",
+                        str(tmp_path / "q.pt"), "--eval-hands", str(EVAL_HANDS), "--bench", "off"])
+    assert run.rating.gain.gain >= MIN_GAIN
+    with pytest.raises(SystemExit):
+        example.main(["--opponents", "nobody"])

@@ -10,6 +10,8 @@ league beside the shipped baselines), and the batched env as a library's env.
 - :mod:`baselines.adapters.rllib`: the AEC env as RLlib's ``MultiAgentEnv`` (RLlib, in its own venv).
 - :mod:`baselines.adapters.tianshou`: the single-agent env as Tianshou's Q-learning reads it
   (gymnasium only).
+- :mod:`baselines.adapters.torchrl`: the batched engine as a TorchRL multi-agent ``EnvBase``
+  (every seat of B games per step; needs torchrl).
 """
 
 from __future__ import annotations
