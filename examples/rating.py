@@ -137,6 +137,32 @@ def rate(agent: Policy, hands: int, seed: int, baselines: Sequence[str] = BASELI
 
 
 @dataclass(frozen=True)
+class Margin:
+    """The agent at a table of copies of one shipped player: its pips minus theirs, paired by hand."""
+
+    opponent: str
+    pips: float  # the agent's mean pips per hand minus its opponents' (negative: it leaves fewer)
+    ci95: float  # half-width of the 95% interval, over deals
+    hands: int
+
+    def line(self) -> str:
+        verdict = "ahead" if self.pips + self.ci95 < 0 else "behind" if self.pips - self.ci95 > 0 else \
+            "level within the interval"
+        return (f"agent - {self.opponent}: {self.pips:+.2f} ± {self.ci95:.2f} pips per hand at a table of "
+                f"{self.opponent} in the other seats ({self.hands} hands; {verdict})")
+
+
+def margin_against(agent: Policy, opponent: str, hands: int, seed: int, table: GameConfig = DEFAULT_TABLE) -> Margin:
+    """The agent in one seat, `opponent` in every other: the agent's pips minus theirs in the same hands
+    (:meth:`~baselines.harness.evaluate.EvaluationResult.difference`); printed, and returned."""
+    result = evaluate([agent, f"{opponent}:{table.num_players - 1}"], num_hands=hands, seed=seed, num_players=table)
+    pips, ci95, played = result.difference(agent.label, result.labels[1])
+    margin = Margin(opponent, pips, ci95, played)
+    print(f"\n## {agent.label} against {opponent} in every other seat\n\n{margin.line()}", flush=True)
+    return margin
+
+
+@dataclass(frozen=True)
 class SavedRun:
     """What an example that trains a model, saves it and rates the saved file returns."""
 

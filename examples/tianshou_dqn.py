@@ -167,8 +167,7 @@ def save(policy: DiscreteQLearningPolicy, settings: Settings, path: Path, table:
     """The Q-network's weights, the shape that holds them and the table it learned, in one file
     (``torch.load`` reads it back)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table_entry = {"num_players": table.num_players, "highest_double": table.highest_double, **table.rules()}
-    torch.save({"hidden_sizes": settings.hidden_sizes, "table": table_entry, "model": policy.model.state_dict()},
+    torch.save({"hidden_sizes": settings.hidden_sizes, "table": table.options(), "model": policy.model.state_dict()},
                path)
 
 

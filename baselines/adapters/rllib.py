@@ -25,7 +25,7 @@ MultiAgentEnv: Any = _MultiAgentEnv
 
 def env_config(table: GameConfig) -> dict[str, Any]:
     """`table` as the keyword arguments of ``dominoes_env.raw_env`` (RLlib's ``env_config`` is a dict)."""
-    return {"num_players": table.num_players, "highest_double": table.highest_double, **table.rules()}
+    return table.options()
 
 
 class DominoesMultiAgentEnv(MultiAgentEnv):

@@ -130,7 +130,7 @@ class LearnerConfig:
     def to_dict(self) -> dict[str, Any]:
         """The configuration as a file holds it: the table as flat fields (``num_players``,
         ``highest_double`` and the table rules), then every other field."""
-        table = {"num_players": self.num_players, "highest_double": self.highest_double, **self.game.rules()}
+        table = self.game.options()
         rest = {spec.name: _plain(getattr(self, spec.name)) for spec in fields(self) if spec.name != "game"}
         return {**table, **rest}
 

@@ -176,6 +176,11 @@ class GameConfig:
         """The table rules as keyword arguments of :func:`make_config` (for files and records)."""
         return {"boneyard": self.boneyard, "cover_doubles": self.cover_doubles, "first_player": self.first_player}
 
+    def options(self) -> dict[str, Any]:
+        """The whole table as keyword arguments of :func:`make_config` and of every env
+        (``num_players``, ``highest_double`` and the table rules): how files and configs hold it."""
+        return {"num_players": self.num_players, "highest_double": self.highest_double, **self.rules()}
+
     @property
     def default_num_hands(self) -> int:
         """A full game: engines N, N-1, ..., 0."""
