@@ -7,40 +7,50 @@ Slow, and only where torchrl is installed (the ``examples`` extra, which CI's sl
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.slow
-torchrl = pytest.importorskip("torchrl")
+import dominoes_env
+from dominoes_env import IllegalActionError, make_config
 
-import torch  # noqa: E402
-from torchrl.envs.utils import check_env_specs  # noqa: E402
+# torchrl is imported inside the tests only: importing it sets multiprocessing's start method to
+# "spawn" for the whole process, which would change the other tests of a run that merely collects this file
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(importlib.util.find_spec("torchrl") is None, reason="needs torchrl (examples extra)")]
 
-import dominoes_env  # noqa: E402
-from baselines.adapters.torchrl import ACTION, ACTION_MASK, GROUP, MOVER, OBSERVATION, TorchRLVectorEnv  # noqa: E402
-from dominoes_env import IllegalActionError, make_config  # noqa: E402
+
+@pytest.fixture
+def adapter():
+    from baselines.adapters import torchrl
+
+    return torchrl
 
 
 @pytest.mark.parametrize("table", [make_config(4, 9), make_config(3, 12, rules="mexican_train"), make_config(2, 6)])
-def test_check_env_specs_passes_and_random_rollouts_play_only_legal_moves(table):
-    env = TorchRLVectorEnv(8, table, seed=0)
+def test_check_env_specs_passes_and_random_rollouts_play_only_legal_moves(adapter, table):
+    from torchrl.envs.utils import check_env_specs
+
+    env = adapter.TorchRLVectorEnv(8, table, seed=0)
     for seed in range(3):
         check_env_specs(env, seed=seed)
     rollout = env.rollout(150, break_when_any_done=False)  # an illegal move would raise
     assert rollout.shape == (8, 150)
-    assert (rollout[MOVER].sum(-1) == 1).all()  # one seat moves in each game at each step
+    assert (rollout[adapter.MOVER].sum(-1) == 1).all()  # one seat moves in each game at each step
     assert int(rollout["next", "done"].sum()) >= 8
 
 
-def test_every_seat_sees_what_the_aec_env_shows_at_the_same_position():
-    env = TorchRLVectorEnv(6, seed=1)
+def test_every_seat_sees_what_the_aec_env_shows_at_the_same_position(adapter):
+    env = adapter.TorchRLVectorEnv(6, seed=1)
     state = env.reset()
     for _ in range(25):
         state = env.step(env.rand_action(state))["next"]
         done = state["done"].reshape(-1)
         if done.any():
             state = env.reset(state.clone().set("_reset", state["done"].clone()))
-    observations, masks, movers = (state[key].numpy() for key in (OBSERVATION, ACTION_MASK, MOVER))
+    observations, masks, movers = (state[key].numpy() for key in (adapter.OBSERVATION, adapter.ACTION_MASK,
+                                                                  adapter.MOVER))
     for game in range(6):
         aec = dominoes_env.raw_env(4, 9)
         aec.reset(options=env.engine.reset_options(game))
@@ -53,14 +63,17 @@ def test_every_seat_sees_what_the_aec_env_shows_at_the_same_position():
             np.testing.assert_array_equal(masks[game, seat], expected)
 
 
-def test_each_seat_is_paid_its_own_pips_when_a_hand_ends_and_a_partial_reset_deals_only_that_game():
-    env = TorchRLVectorEnv(16, seed=2)
+def test_each_seat_is_paid_its_own_pips_when_a_hand_ends_and_a_partial_reset_deals_only_that_game(adapter):
+    import torch
+
+    OBSERVATION = adapter.OBSERVATION
+    env = adapter.TorchRLVectorEnv(16, seed=2)
     state = env.reset()
     paid = 0
     for _ in range(400):
         out = env.step(env.rand_action(state))["next"]
         done = out["done"].reshape(-1).numpy()
-        reward = out[GROUP, "reward"].squeeze(-1).numpy()
+        reward = out[adapter.REWARD].squeeze(-1).numpy()
         assert (reward[~done] == 0).all()  # a one-hand game pays only as it ends
         for game in np.flatnonzero(done).tolist():
             np.testing.assert_array_equal(reward[game], -env.engine.game_scores[game])  # every seat, its own pips
@@ -77,8 +90,11 @@ def test_each_seat_is_paid_its_own_pips_when_a_hand_ends_and_a_partial_reset_dea
     assert paid >= 40
 
 
-def test_an_illegal_action_raises_and_changes_nothing_and_the_same_seed_plays_the_same_games():
-    env = TorchRLVectorEnv(4, seed=3)
+def test_an_illegal_action_raises_and_changes_nothing_and_the_same_seed_plays_the_same_games(adapter):
+    import torch
+
+    ACTION, OBSERVATION = adapter.ACTION, adapter.OBSERVATION
+    env = adapter.TorchRLVectorEnv(4, seed=3)
     state = env.reset()
     states = env.engine.states.copy()
     action = env.rand_action(state.clone())
@@ -89,7 +105,7 @@ def test_an_illegal_action_raises_and_changes_nothing_and_the_same_seed_plays_th
     assert np.array_equal(env.engine.states, states)
 
     def run(seed):
-        env = TorchRLVectorEnv(4, seed=0)
+        env = adapter.TorchRLVectorEnv(4, seed=0)
         env.set_seed(seed)
         return env.rollout(60, break_when_any_done=False)
 
@@ -97,7 +113,7 @@ def test_an_illegal_action_raises_and_changes_nothing_and_the_same_seed_plays_th
     assert torch.equal(first[OBSERVATION], again[OBSERVATION]) and torch.equal(first[ACTION], again[ACTION])
     assert not torch.equal(first[OBSERVATION], other[OBSERVATION])
     with pytest.raises(ValueError, match="num_envs must be"):
-        TorchRLVectorEnv(0)
+        adapter.TorchRLVectorEnv(0)
 
 
 def test_the_example_trains_on_the_batched_env_and_beats_random_players(import_example):

@@ -25,6 +25,7 @@ RUNS = {
     "render_speed.py": ["--games", "1", "--repeats", "1"],
     "table_rule_leagues.py": ["--games", "4", "--workers", "1"],
     "td_lambda_speed.py": ["--hands", "4"],
+    "torchrl_vector.py": ["--moves", "40", "--games", "8", "--batched-moves", "400"],
     "vector_threads.py": ["--seconds", "0.2", "--batch", "512"],
     "vector_throughput.py": ["--seconds", "0.2", "--sizes", "2"],
 }

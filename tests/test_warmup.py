@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from baselines.harness import warmup
+from baselines.harness import parallel, warmup
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config
 
@@ -47,7 +47,8 @@ def test_a_cold_cache_splits_the_work_with_a_helper_process(monkeypatch):
     monkeypatch.setattr(warmup, "_play_once", lambda policies, *table: (played.append(list(policies)),
                                                                          original(policies, *table)))
     specs = [PolicySpec(name) for name in ("greedy", "random", "double", "stupid")]
-    warmup.warm_up(specs, make_config(4, 9))
+    # the league's start method (torchrl, imported by other tests of a run, makes "spawn" the default)
+    warmup.warm_up(specs, make_config(4, 9), start_method=parallel.start_method())
     # this process compiled every other policy, the helper (a separate process: not recorded here)
     # the rest, and this process then played the helper's half once, loading its work from the cache
     assert played == [specs[0::2], specs[1::2]]

@@ -22,7 +22,9 @@ A game that ends stays on its final position (every seat's last observation is r
 until TorchRL resets it (``"_reset"``, as its collectors and ``rollout`` do), which deals it
 anew; the other games go on. ``rand_action`` draws legal moves, so ``check_env_specs`` and
 random rollouts need no mask transform. An illegal action raises
-:class:`~dominoes_env.IllegalActionError` and changes nothing. Needs torchrl (the ``examples`` extra).
+:class:`~dominoes_env.IllegalActionError` and changes nothing. Needs torchrl (the ``examples`` extra);
+importing torchrl makes "spawn" the process's default multiprocessing start method (TorchRL's
+choice; the package's own worker pools name theirs).
 """
 
 from __future__ import annotations
