@@ -112,6 +112,8 @@ def test_an_illegal_action_raises_and_changes_nothing_and_the_same_seed_plays_th
     first, again, other = run(5), run(5), run(6)
     assert torch.equal(first[OBSERVATION], again[OBSERVATION]) and torch.equal(first[ACTION], again[ACTION])
     assert not torch.equal(first[OBSERVATION], other[OBSERVATION])
+    fresh = env.rand_action()  # no tensordict: legal moves of the games as they stand
+    env.step(fresh)
     with pytest.raises(ValueError, match="num_envs must be"):
         adapter.TorchRLVectorEnv(0)
 

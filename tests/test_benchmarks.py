@@ -17,6 +17,7 @@ RUNS = {
     "champion_speed.py": ["--hands", "1", "--specs", "td_lambda", "champion(simulations=8)"],
     "champion_strength.py": ["--hands", "8", "--player", "champion(simulations=8)", "--opponents", "random",
                              "--workers", "1"],
+    "cold_start.py": ["--repeats", "1", "--commands", "hand"],
     "env_throughput.py": ["--seconds", "0.2"],
     "hidden_sampling.py": ["--games", "1"],
     "league_speed.py": ["--games", "4", "--workers", "1", "--split"],

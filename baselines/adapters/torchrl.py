@@ -139,8 +139,9 @@ class TorchRLVectorEnv(EnvBase):
         """A uniformly random legal move for each game's player to move (the same number in every seat's slot)."""
         if tensordict is None:
             tensordict = TensorDict(batch_size=self.batch_size, device=self.device)
-        masks = tensordict.get(ACTION_MASK).numpy()
-        movers = tensordict.get(MOVER).numpy().argmax(axis=1)
+        given = ACTION_MASK in tensordict.keys(True) and MOVER in tensordict.keys(True)
+        masks = tensordict.get(ACTION_MASK).numpy() if given else self._masks  # else: the games as they stand
+        movers = (tensordict.get(MOVER).numpy() if given else self._movers).argmax(axis=1)
         chosen = random_legal_actions(masks[self._games, movers], self._rng)
         n = self.config.num_players
         tensordict.set(ACTION, torch.from_numpy(np.repeat(chosen[:, None], n, axis=1)))
