@@ -206,7 +206,7 @@ def load(path: Path) -> FunctionPolicy:
     frozen = FrozenAgent(actor, "cleanrl_selfplay")
     return FunctionPolicy(table, predict=lambda observation, mask: int(frozen.act_batch(observation[None],
                                                                                         mask[None])[0]),
-                          label=f"cleanrl_selfplay({path.name})")
+                          label=f"cleanrl_selfplay({path.name})", one_hand=True)  # 10-hand games too
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -220,6 +220,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="how members are drawn (default prioritised)")
     parser.add_argument("--snapshot-every", type=int, default=200_000,
                         help="steps between two snapshots added to the pool (default 200000)")
+    parser.add_argument("--rate-only", action="store_true",
+                        help="train nothing: rate the agent saved at --out (a run's rating again, or at other seeds)")
     args = parser.parse_args(argv)
     check_run_options(parser, args)
     try:
@@ -248,14 +250,19 @@ class SelfPlayRun:
 def main(argv: Sequence[str] | None = None) -> SelfPlayRun:
     """Train against the pool, save the actor, load it back, and rate it."""
     args = parse_args(argv)
-    started = time.perf_counter()
-    agent = train(args.pool, args.steps, args.seed, args.games, args.rollout_steps, args.snapshot_every, args.table)
-    train_seconds = time.perf_counter() - started
-    save(agent, args.table, args.out)
-    record = ", ".join(f"{name} {wins / games:.0%} of {games}" for name, (wins, games) in args.pool.record().items()
-                       if games)
-    print(f"trained {args.steps:,} steps on {args.games} games at {describe_table(args.table)} in "
-          f"{train_seconds:.0f} s; saved {args.out}\nthe learner's wins against each member: {record}", flush=True)
+    train_seconds = 0.0
+    if not args.rate_only:
+        started = time.perf_counter()
+        agent = train(args.pool, args.steps, args.seed, args.games, args.rollout_steps, args.snapshot_every,
+                      args.table)
+        train_seconds = time.perf_counter() - started
+        save(agent, args.table, args.out)
+        record = ", ".join(f"{name} {wins / games:.0%} of {games}"
+                           for name, (wins, games) in args.pool.record().items() if games)
+        print(f"trained {args.steps:,} steps on {args.games} games at {describe_table(args.table)} in "
+              f"{train_seconds:.0f} s; saved {args.out}\nthe learner's wins against each member: {record}", flush=True)
+    elif not args.out.is_file():
+        raise SystemExit(f"cleanrl_selfplay.py: error: --rate-only: no agent saved at {args.out}")
     policy = load(args.out)
     rating = rate(policy, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     margin = margin_against(policy, "td_lambda", args.eval_hands, args.rating_seed, args.table)

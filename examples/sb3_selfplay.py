@@ -99,6 +99,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="how members are drawn (default prioritised)")
     parser.add_argument("--snapshot-every", type=int, default=200_000,
                         help="steps between two snapshots added to the pool (default 200000)")
+    parser.add_argument("--rate-only", action="store_true",
+                        help="train nothing: rate the model saved at --out (a run's rating again, or at other seeds)")
     args = parser.parse_args(argv)
     check_run_options(parser, args)
     try:
@@ -126,18 +128,22 @@ class SelfPlayRun:
 def main(argv: Sequence[str] | None = None) -> SelfPlayRun:
     """Train against the pool, save the model and the pool, load the model back, and rate it."""
     args = parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    model = train(args.pool, args.steps, args.seed, args.games, args.snapshot_every, args.out.parent, args.table)
-    train_seconds = time.perf_counter() - started
-    model.save(args.out)
-    args.pool.save(args.out.parent / "pool.json")
-    print(f"trained {model.num_timesteps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out} "
-          f"and {args.out.parent / 'pool.json'}\n\n## the pool\n\n{record_table(args.pool)}", flush=True)
+    steps, train_seconds = 0, 0.0
+    if not args.rate_only:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        model = train(args.pool, args.steps, args.seed, args.games, args.snapshot_every, args.out.parent, args.table)
+        train_seconds, steps = time.perf_counter() - started, model.num_timesteps
+        model.save(args.out)
+        args.pool.save(args.out.parent / "pool.json")
+        print(f"trained {steps:,} steps on {args.games} games in {train_seconds:.0f} s; saved {args.out} and "
+              f"{args.out.parent / 'pool.json'}\n\n## the pool\n\n{record_table(args.pool)}", flush=True)
+    elif not args.out.is_file():
+        raise SystemExit(f"sb3_selfplay.py: error: --rate-only: no model saved at {args.out}")
     agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
     rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     margin = margin_against(agent, "td_lambda", args.eval_hands, args.rating_seed, args.table)
-    return SelfPlayRun(args.out, args.pool, model.num_timesteps, train_seconds, rating, margin)
+    return SelfPlayRun(args.out, args.pool, steps, train_seconds, rating, margin)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,9 @@ def test_the_cleanrl_self_play_example_freezes_snapshots_and_beats_random_player
     first, last = run.pool.member("generation 1"), run.pool.member("generation 4")
     assert any(not torch.equal(a, b) for a, b in zip(first.actor.state_dict().values(),
                                                      last.actor.state_dict().values()))  # frozen at different times
+    again = example.main(["--rate-only", "--out", str(run.model_path), "--eval-hands", "8", "--bench", "quick"])
+    assert again.rating.scorecard is not None  # the bench's 10-hand games: the agent reads their observations
+    assert again.train_seconds == 0.0
     loaded = example.load(run.model_path)
     observation = np.zeros(loaded.config.num_actions, dtype=np.int8)
     observation[5] = 1
