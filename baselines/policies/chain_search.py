@@ -202,7 +202,7 @@ def walk_chain(chain, low, high, in_pow, weighted_pips):
 @njit(cache=True)
 def value_of_chain(chain, hand, low, high, in_pow, off_pow):
     """Value of `chain` (tile indices, play order) held in `hand` (tile indices), as above."""
-    total = 0
+    total = np.int64(0)  # not the literal 0: a literal would compile the callee twice
     for tile in hand:
         total += low[tile] + high[tile]
     return value_in_hand_of(chain, total, low, high, in_pow, off_pow)
@@ -350,9 +350,9 @@ def search_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, 
     non_doubles = np.empty(max_length + 1, dtype=np.int64)
     sequence = np.empty(max_length + 1, dtype=np.int64)
     best = -np.inf
-    best_length = 0
+    best_length = np.int64(0)  # np.int64, not literals: the callees are compiled once, for int64
     value_at[0], cursor[0], in_line[0], chain_pips[0], non_doubles[0] = open_value, -1, 0.0, 0, 0
-    depth = 0
+    depth = np.int64(0)
     nodes = 0
     while depth >= 0:
         here = value_at[depth]

@@ -72,7 +72,7 @@ def kept_chain_value(observation, hand_start, open_start, chain, low, high, in_p
     for tile in chain:
         if observation[hand_start + tile] == 0:
             return np.nan
-    total = 0
+    total = np.int64(0)  # not the literal 0: a literal would compile the callee twice
     for tile in range(low.shape[0]):
         if observation[hand_start + tile]:
             total += low[tile] + high[tile]

@@ -48,6 +48,8 @@ def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_
     observed = np.zeros(state_size, dtype=np.int16)
     state = np.zeros(state_size, dtype=np.int16)
     no_scores = np.zeros(n, dtype=np.int64)
+    # int64 values, not the literals 0: the encoder is then compiled once for every caller
+    own_seat, no_score_bits = np.int64(0), np.int64(0)
     last_row = -1
     for k in range(actions.shape[0]):
         row = rows[k]
@@ -59,7 +61,7 @@ def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_
             state[i] = observed[i]
         rules.apply_action(state, low, high, tiles_with_value, actions[k])
         out[k, :] = 0
-        layout.write_observation(state, 0, no_scores, offsets, highest, max_hand, 0, out[k])
+        layout.write_observation(state, own_seat, no_scores, offsets, highest, max_hand, no_score_bits, out[k])
         for i in range(base_size, out.shape[1]):  # scores so far: unchanged within a hand
             out[k, i] = observations[row, i]
         ends_hand[k] = state[rules.HAND_OVER] == 1
