@@ -85,9 +85,9 @@ def discount_powers(discount: float, max_line_length: int) -> np.ndarray:
 
 @lru_cache(maxsize=64)
 def _discount_powers(discount: float, max_line_length: int) -> np.ndarray:
-    powers = np.array([discount ** j for j in range(max_line_length + 2)], dtype=np.float64)
-    powers.setflags(write=False)
-    return powers
+    # cached, so shared, and never written; writable all the same, as every table the kernels
+    # take (a read-only one would compile each kernel a second time: see dominoes_env.core.tiles)
+    return np.array([discount ** j for j in range(max_line_length + 2)], dtype=np.float64)
 
 
 def check_parameters(in_line_discount: float, off_line_discount: float, max_line_length: int,

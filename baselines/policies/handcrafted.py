@@ -142,7 +142,6 @@ class ScoredPolicy(Policy):
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None) -> None:
         super().__init__(num_players, highest_double, seed)
         self.scores = _per_action(self.config, self.tile_scores(self.config))
-        self.scores.setflags(write=False)
 
     @staticmethod
     def tile_scores(config: GameConfig) -> np.ndarray:

@@ -142,8 +142,7 @@ class ObservationLayout:
         self.names = tuple(self._by_name)
         #: each field's offset at its slot of SLOTS, -1 where absent: what the compiled kernels take
         self.offsets = np.array([self._by_name[name].offset if name in self._by_name else -1 for name in SLOTS],
-                                dtype=np.int64)
-        self.offsets.setflags(write=False)
+                                dtype=np.int64)  # writable, like the tile tables (see TileSet)
 
     @property
     def score_bits(self) -> int:

@@ -39,7 +39,12 @@ class TileSet:
             dtype=np.int16,
         )
         self.tiles_with_value.sort(axis=1)
-        for array in (self.low, self.high, self.pips, self.is_double, self.tiles_with_value):
+        # The set is cached and shared, so its tables are never written. The ones the compiled
+        # rules take (low, high, tiles_with_value) stay writable arrays all the same: numba
+        # compiles a kernel once per array type, and the batched engine's copies and every
+        # pickled or deep-copied array are writable, so read-only ones here compiled each rule
+        # kernel a second time (about 10 s of a cold test run). The others are locked.
+        for array in (self.pips, self.is_double):
             array.setflags(write=False)
 
     def index(self, a: int, b: int) -> int:
