@@ -34,19 +34,17 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import torch
-from rating import DEFAULT_TABLE, Margin, Rating, margin_against, rate
-from settings_cli import add_run_options, check_run_options
+from rating import DEFAULT_TABLE, SelfPlayRun, margin_against, rate
+from settings_cli import add_run_options, add_self_play_options, check_run_options, read_self_play_options
 from torch import nn
 
 import dominoes_env  # noqa: F401  (registers the env ids)
 from baselines import OpponentPool
 from baselines.adapters import FunctionPolicy
 from baselines.cli.options import count
-from baselines.selfplay.pool import SAMPLING
 from dominoes_env import GameConfig, make_config
 from dominoes_env.core.config import describe_table
 
-DEFAULT_MEMBERS = ("random", "greedy", "persistent_line", "td_lambda")
 DEFAULT_STEPS = 2_000_000
 HIDDEN = 256
 LEARNING_RATE, EPOCHS, MINIBATCHES = 2.5e-4, 4, 4
@@ -212,39 +210,16 @@ def load(path: Path) -> FunctionPolicy:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_run_options(parser, DEFAULT_STEPS, Path("runs/cleanrl_selfplay/agent.pt"))
-    parser.add_argument("--games", type=int, default=64, help="games stepped at once (default 64)")
     parser.add_argument("--rollout-steps", type=int, default=64, help="steps per game in each rollout (default 64)")
-    parser.add_argument("--members", nargs="+", default=list(DEFAULT_MEMBERS),
-                        help=f"the pool's first members, policy specs (default: {' '.join(DEFAULT_MEMBERS)})")
-    parser.add_argument("--sampling", choices=SAMPLING, default="prioritised",
-                        help="how members are drawn (default prioritised)")
-    parser.add_argument("--snapshot-every", type=int, default=200_000,
-                        help="steps between two snapshots added to the pool (default 200000)")
-    parser.add_argument("--rate-only", action="store_true",
-                        help="train nothing: rate the agent saved at --out (a run's rating again, or at other seeds)")
+    add_self_play_options(parser)
     args = parser.parse_args(argv)
     check_run_options(parser, args)
+    read_self_play_options(parser, args)
     try:
-        count("--games", args.games, 1, 100_000)
         count("--rollout-steps", args.rollout_steps, 2, 100_000)
-        count("--snapshot-every", args.snapshot_every, 1, 10**9)
-        args.pool = OpponentPool(args.members, sampling=args.sampling, seed=args.seed)
-        dominoes_env.SingleAgentVectorEnv(1, args.pool.opponents(args.table.num_players), args.table)
     except ValueError as error:
         parser.error(str(error))
     return args
-
-
-@dataclass(frozen=True)
-class SelfPlayRun:
-    """What the example returns."""
-
-    model_path: Path
-    pool: OpponentPool
-    steps: int
-    train_seconds: float
-    rating: Rating
-    margin: Margin
 
 
 def main(argv: Sequence[str] | None = None) -> SelfPlayRun:

@@ -163,6 +163,18 @@ def margin_against(agent: Policy, opponent: str, hands: int, seed: int, table: G
 
 
 @dataclass(frozen=True)
+class SelfPlayRun:
+    """What a self-play example returns: the saved agent, its pool, the rating and the margin against td_lambda."""
+
+    model_path: Path
+    pool: Any  # the baselines.OpponentPool it trained against (its record included)
+    steps: int
+    train_seconds: float
+    rating: Rating
+    margin: Margin
+
+
+@dataclass(frozen=True)
 class SavedRun:
     """What an example that trains a model, saves it and rates the saved file returns."""
 

@@ -28,24 +28,20 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from rating import DEFAULT_TABLE, Margin, Rating, margin_against, rate
+from rating import DEFAULT_TABLE, SelfPlayRun, margin_against, rate
 from sb3_contrib import MaskablePPO
 from sb3_progress import ProgressLine
-from settings_cli import add_run_options, check_run_options
+from settings_cli import add_run_options, add_self_play_options, check_run_options, read_self_play_options
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.vec_env import VecMonitor
 
 from baselines import OpponentPool, make_policy
 from baselines.adapters.sb3_vec_env import SB3VecEnv
-from baselines.cli.options import count
-from baselines.selfplay.pool import SAMPLING
 from dominoes_env import GameConfig, SingleAgentVectorEnv
 
-DEFAULT_MEMBERS = ("random", "greedy", "persistent_line", "td_lambda")
 DEFAULT_STEPS = 2_000_000
 
 
@@ -92,37 +88,11 @@ def record_table(pool: OpponentPool) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_run_options(parser, DEFAULT_STEPS, Path("runs/sb3_selfplay/model.zip"))
-    parser.add_argument("--games", type=int, default=64, help="games stepped at once (default 64)")
-    parser.add_argument("--members", nargs="+", default=list(DEFAULT_MEMBERS),
-                        help=f"the pool's first members, policy specs (default: {' '.join(DEFAULT_MEMBERS)})")
-    parser.add_argument("--sampling", choices=SAMPLING, default="prioritised",
-                        help="how members are drawn (default prioritised)")
-    parser.add_argument("--snapshot-every", type=int, default=200_000,
-                        help="steps between two snapshots added to the pool (default 200000)")
-    parser.add_argument("--rate-only", action="store_true",
-                        help="train nothing: rate the model saved at --out (a run's rating again, or at other seeds)")
+    add_self_play_options(parser)
     args = parser.parse_args(argv)
     check_run_options(parser, args)
-    try:
-        count("--games", args.games, 1, 100_000)
-        count("--snapshot-every", args.snapshot_every, 1, 10**9)
-        args.pool = OpponentPool(args.members, sampling=args.sampling, seed=args.seed)
-        SingleAgentVectorEnv(1, args.pool.opponents(args.table.num_players), args.table)  # each member plays here
-    except ValueError as error:
-        parser.error(str(error))
+    read_self_play_options(parser, args)
     return args
-
-
-@dataclass(frozen=True)
-class SelfPlayRun:
-    """What the example returns: the saved model, the pool, the rating and the margin against td_lambda."""
-
-    model_path: Path
-    pool: OpponentPool
-    steps: int
-    train_seconds: float
-    rating: Rating
-    margin: Margin
 
 
 def main(argv: Sequence[str] | None = None) -> SelfPlayRun:

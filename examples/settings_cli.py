@@ -20,8 +20,11 @@ from typing import Any, TypeVar
 
 from rating import BENCH_CHOICES
 
+from baselines import OpponentPool
 from baselines.cli.options import add_table_options, count, table
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
+from baselines.selfplay.pool import SAMPLING
+from dominoes_env import SingleAgentVectorEnv
 
 Settings = TypeVar("Settings")
 
@@ -82,3 +85,34 @@ def read_options(parser: argparse.ArgumentParser, args: argparse.Namespace, sett
         return settings(**read_dataclass_options(args, settings))
     except ValueError as error:
         parser.error(str(error))
+
+
+#: The self-play examples' first pool: the shipped players from weakest to td_lambda.
+SELF_PLAY_MEMBERS = ("random", "greedy", "persistent_line", "td_lambda")
+
+
+def add_self_play_options(parser: argparse.ArgumentParser) -> None:
+    """The self-play examples' options: ``--games``, ``--members``, ``--sampling``, ``--snapshot-every``
+    and ``--rate-only``."""
+    parser.add_argument("--games", type=int, default=64, help="games stepped at once (default 64)")
+    parser.add_argument("--members", nargs="+", default=list(SELF_PLAY_MEMBERS),
+                        help=f"the pool's first members, policy specs (default: {' '.join(SELF_PLAY_MEMBERS)})")
+    parser.add_argument("--sampling", choices=SAMPLING, default="prioritised",
+                        help="how members are drawn (default prioritised)")
+    parser.add_argument("--snapshot-every", type=int, default=200_000,
+                        help="steps between two snapshots added to the pool (default 200000)")
+    parser.add_argument("--rate-only", action="store_true",
+                        help="train nothing: rate the agent saved at --out (a run's rating again, or at other seeds)")
+
+
+def read_self_play_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Check them (after :func:`check_run_options`) and set ``pool``: a member that cannot play at
+    the table exits with the parser's one-line error, before any training."""
+    try:
+        count("--games", args.games, 1, 100_000)
+        count("--snapshot-every", args.snapshot_every, 1, 10**9)
+        args.pool = OpponentPool(args.members, sampling=args.sampling, seed=args.seed)
+        SingleAgentVectorEnv(1, args.pool.opponents(args.table.num_players), args.table)  # each member plays here
+    except ValueError as error:
+        parser.error(str(error))
+
