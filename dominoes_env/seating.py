@@ -81,8 +81,8 @@ class OpponentSeats:
             rng = np.random.default_rng(0)
             opponents = self.listed(self.source(rng))
             self._check_count(opponents)
-            for opponent in opponents:
-                BatchPlayers.build(opponent, self.config, self.num_games, rng)
+            for opponent in opponents:  # one game is enough to know it plays (the batch is built at reset)
+                BatchPlayers.build(opponent, self.config, 1, rng)
 
     def seat(self, games: np.ndarray, rng: np.random.Generator) -> None:
         """New games start in `games`: with a callable, draw each one's opponents."""

@@ -79,6 +79,7 @@ class TorchRLVectorEnv(EnvBase):
         self._seats = np.arange(n, dtype=np.int64)
         self._rng = np.random.default_rng(seed)
         self._pending_seed: int | None = seed
+        self._dealt = False  # the first reset deals every game, whatever "_reset" says
         self._observations = np.zeros((b, n, self.engine.observation_size), dtype=np.int8)
         self._masks = np.ones((b, n, config.num_actions), dtype=np.bool_)
         self._movers = np.zeros((b, n), dtype=np.bool_)
@@ -112,9 +113,9 @@ class TorchRLVectorEnv(EnvBase):
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         """Deal every game (a first reset, or one without ``"_reset"``), or only the games ``"_reset"`` marks."""
         reset = None if tensordict is None else tensordict.get("_reset", None)
-        if reset is None or self._pending_seed is not None or not self.engine._dealt:
+        if reset is None or self._pending_seed is not None or not self._dealt:
             self.engine.reset(seed=self._pending_seed)
-            self._pending_seed = None
+            self._pending_seed, self._dealt = None, True
             games = self._games
         else:
             games = np.flatnonzero(reset.reshape(-1).numpy())
