@@ -197,10 +197,14 @@ def save(agent: Agent, table: GameConfig, path: Path) -> None:
 
 def load(path: Path) -> FunctionPolicy:
     """The saved actor as a policy of the harness: greedy over legal moves, at the table it learned."""
-    saved = torch.load(path, weights_only=True)
-    table = make_config(**saved["table"])
-    actor = mlp(dominoes_env.SingleAgentEnv(num_players=table).observation_space.shape[0], table.num_actions)
-    actor.load_state_dict(saved["actor"])
+    try:
+        saved = torch.load(path, weights_only=True)  # tensors and plain values only: no code runs
+        table = make_config(**saved["table"])
+        actor = mlp(dominoes_env.SingleAgentEnv(num_players=table).observation_space.shape[0], table.num_actions)
+        actor.load_state_dict(saved["actor"])
+    except Exception as error:  # a damaged or foreign file, whatever torch makes of it: one line
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"{path} is not an agent saved by cleanrl_selfplay.py: {reason}") from None
     frozen = FrozenAgent(actor, "cleanrl_selfplay")
     return FunctionPolicy(table, predict=lambda observation, mask: int(frozen.act_batch(observation[None],
                                                                                         mask[None])[0]),
@@ -238,7 +242,10 @@ def main(argv: Sequence[str] | None = None) -> SelfPlayRun:
               f"{train_seconds:.0f} s; saved {args.out}\nthe learner's wins against each member: {record}", flush=True)
     elif not args.out.is_file():
         raise SystemExit(f"cleanrl_selfplay.py: error: --rate-only: no agent saved at {args.out}")
-    policy = load(args.out)
+    try:
+        policy = load(args.out)
+    except ValueError as error:
+        raise SystemExit(f"cleanrl_selfplay.py: error: --out: {error}") from None
     rating = rate(policy, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     margin = margin_against(policy, "td_lambda", args.eval_hands, args.rating_seed, args.table)
     return SelfPlayRun(args.out, args.pool, args.steps, train_seconds, rating, margin)

@@ -110,7 +110,10 @@ def main(argv: Sequence[str] | None = None) -> SelfPlayRun:
               f"{args.out.parent / 'pool.json'}\n\n## the pool\n\n{record_table(args.pool)}", flush=True)
     elif not args.out.is_file():
         raise SystemExit(f"sb3_selfplay.py: error: --rate-only: no model saved at {args.out}")
-    agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
+    try:
+        agent = make_policy("maskable_ppo", args.table, checkpoint=str(args.out))  # what `maskable_ppo@FILE` loads
+    except ValueError as error:  # a damaged file, or one for another table
+        raise SystemExit(f"sb3_selfplay.py: error: --out: {error}") from None
     rating = rate(agent, args.eval_hands, args.rating_seed, table=args.table, bench_mode=args.bench)
     margin = margin_against(agent, "td_lambda", args.eval_hands, args.rating_seed, args.table)
     return SelfPlayRun(args.out, args.pool, steps, train_seconds, rating, margin)

@@ -62,7 +62,7 @@ def test_the_cleanrl_self_play_example_freezes_snapshots_and_beats_random_player
 
 
 @pytest.mark.parametrize("script", ["sb3_selfplay", "cleanrl_selfplay"])
-def test_bad_options_are_one_line_errors(import_example, script, capsys):
+def test_bad_options_are_one_line_errors(import_example, script, capsys, tmp_path):
     if script == "sb3_selfplay":
         pytest.importorskip("sb3_contrib")
     example = import_example(script)
@@ -71,3 +71,9 @@ def test_bad_options_are_one_line_errors(import_example, script, capsys):
         with pytest.raises(SystemExit):
             example.main(options)
         assert message in capsys.readouterr().err
+    damaged = tmp_path / "damaged"
+    damaged.write_bytes(b"not a model")
+    for options in (["--out", str(damaged)], ["--out", str(tmp_path / "missing")]):
+        with pytest.raises(SystemExit) as stopped:  # one line, before any rating
+            example.main(["--rate-only", *options])
+        assert str(stopped.value).startswith(f"{script}.py: error: --") and "\n" not in str(stopped.value)
