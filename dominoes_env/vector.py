@@ -201,12 +201,57 @@ class VectorDominoes:
         else:
             finished_count = self._loop(b, batch.check_play_observe, batch.check_play_observe_parallel, self._arena,
                                         values, rewards, observations, masks)
-        if finished_count == 0:  # the common step: no hand ended anywhere
-            return {"observation": observations, "action_mask": masks}, rewards, np.zeros(b, _BOOL), \
-                np.zeros(b, _BOOL), {"current_player": self.current_player.copy()}
         if finished_count < 0:
             self._refuse(self._every_game, values, self._bad)
+        return self._step_result(finished_count, observations, masks, rewards, {})
+
+    def step_random(self, rng: np.random.Generator | None = None
+                    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play a uniformly random legal move in every game: :meth:`step` with the moves of
+        :func:`random_legal_actions`, chosen inside the compiled step.
+
+        The same moves as ``step(random_legal_actions(masks, rng))`` over the last masks, with
+        the same generator state (one ``rng.random(B)`` draw), but one pass over the games
+        instead of three: no mask is read back and no move needs checking. For random
+        opponents, random exploration and throughput measurements. `rng` defaults to the env's
+        own generator (the one the deals come from), so a seeded env repeats its games.
+        Returns what :meth:`step` returns, with the moves played in ``infos["actions"]``.
+
+        Raises:
+            IllegalActionError: no games yet, or some game's hand is over (after :meth:`play`, a
+                finished game waits for :meth:`new_games`); nothing changes.
+        """
+        if not self._dealt:
+            raise IllegalActionError("step_random() refused: no games yet; call reset() first")
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+        assert self._rng is not None
+        b = self.num_envs
+        uniforms = (self._rng if rng is None else rng).random(b)
+        actions = np.empty(b, dtype=np.int64)
+        observations = np.empty(self._observations_shape, _INT8)
+        masks = np.empty(self._masks_shape, _INT8)
+        rewards = np.zeros(self._rewards_shape)
+        finished_count = self._loop(b, batch.play_random_observe, batch.play_random_observe_parallel,
+                                    self._arena, uniforms, actions, rewards, observations, masks)
+        if finished_count < 0:
+            over = np.flatnonzero(self.states[:, rules.HAND_OVER] == 1)
+            more = " ..." if over.size > _SHOWN_ERRORS else ""
+            raise IllegalActionError(f"step_random() refused: the hand is over in {over.size} game(s) (games "
+                                     f"{over[:_SHOWN_ERRORS].tolist()}{more}); new_games() deals them")
+        return self._step_result(finished_count, observations, masks, rewards, {"actions": actions})
+
+    def _step_result(self, finished_count: int, observations: np.ndarray, masks: np.ndarray, rewards: np.ndarray,
+                     extra: dict[str, Any]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
+                                                     dict[str, Any]]:
+        """What a step returns once every game has moved: where hands ended, book them and deal on
+        (:meth:`_end_hands`); `extra` joins the infos."""
+        b = self.num_envs
+        if finished_count == 0:  # the common step: no hand ended anywhere
+            return {"observation": observations, "action_mask": masks}, rewards, np.zeros(b, _BOOL), \
+                np.zeros(b, _BOOL), {"current_player": self.current_player.copy(), **extra}
         infos, terminations = self._end_hands(observations, masks)
+        infos.update(extra)
         return {"observation": observations, "action_mask": masks}, rewards, terminations, np.zeros(b, _BOOL), infos
 
     def _end_hands(self, observations: np.ndarray, masks: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:

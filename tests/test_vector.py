@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from test_invariants import RULE_IDS, RULE_SETS
@@ -209,10 +211,18 @@ def test_threads_play_the_same_games_and_are_bounded():
             observations, *_ = vec.step(random_actions(observations["action_mask"], rng))
         return observations["observation"], vec.states.copy()
 
+    def run_random(threads):
+        vec = VectorDominoes(600, seed=11, threads=threads)
+        vec.reset()
+        for _ in range(60):
+            observations, *_ = vec.step_random()
+        return observations["observation"], observations["action_mask"], vec.states.copy()
+
     before = numba.get_num_threads()
     one = run(1)
     many = run(numba.config.NUMBA_NUM_THREADS)
     assert all(np.array_equal(a, b) for a, b in zip(one, many))
+    assert all(np.array_equal(a, b) for a, b in zip(run_random(1), run_random(numba.config.NUMBA_NUM_THREADS)))
     assert numba.get_num_threads() == before  # the caller's setting is left as it was
 
     # the threaded kernels refuse as the serial ones do, in a whole step and in some games
@@ -276,3 +286,77 @@ def test_the_compiled_random_picker_is_uniform_over_each_rows_legal_actions():
     assert counts[[1, 4, 9]].sum() == 30_000 and np.all(np.abs(counts[[1, 4, 9]] - 10_000) < 400)  # 4.9 sigma
     with pytest.raises(ValueError, match="must be a \\(games, actions\\) array"):
         random_legal_actions(masks[0], np.random.default_rng(0))
+
+
+def _same_step(a: tuple, b: tuple) -> None:
+    """Two step results equal: observations, masks, rewards, terminations and every info."""
+    (obs_a, rew_a, term_a, trunc_a, infos_a), (obs_b, rew_b, term_b, trunc_b, infos_b) = a, b
+    for key in ("observation", "action_mask"):
+        np.testing.assert_array_equal(obs_a[key], obs_b[key])
+    for x, y in ((rew_a, rew_b), (term_a, term_b), (trunc_a, trunc_b)):
+        np.testing.assert_array_equal(x, y)
+    assert set(infos_a) == set(infos_b)
+    for key, value in infos_a.items():
+        if key == "final_obs":
+            for game in np.flatnonzero(infos_a["_final_obs"]):
+                for part in ("observation", "action_mask"):
+                    np.testing.assert_array_equal(value[game][part], infos_b[key][game][part])
+        elif key == "final_info":
+            assert all(np.array_equal(value[name], infos_b[key][name]) for name in value)
+        else:
+            np.testing.assert_array_equal(value, infos_b[key])
+
+
+@pytest.mark.parametrize("table", [dict(num_players=4, highest_double=9, num_hands=2),
+                                   dict(num_players=2, highest_double=6),
+                                   dict(num_players=6, highest_double=12, rules="mexican_train", num_hands=2)],
+                         ids=["4p-d9", "2p-d6", "6p-d12-mexican-train"])
+def test_step_random_plays_the_moves_the_picker_would_and_reports_them(table):
+    """step_random(rng) is step(random_legal_actions(masks, rng)) done inside the compiled step:
+    from the same seeds, every observation, mask, reward, termination and info is equal, hands
+    and games end on the way, and infos["actions"] holds the moves played."""
+    from dominoes_env.vector import random_legal_actions
+
+    picked, inside = VectorDominoes(40, seed=9, **table), VectorDominoes(40, seed=9, **table)
+    observations, _ = picked.reset()
+    inside.reset()
+    picker_rng, inside_rng = np.random.default_rng(4), np.random.default_rng(4)
+    ended = 0
+    for _ in range(400):
+        actions = random_legal_actions(observations["action_mask"], picker_rng)
+        stepped = picked.step(actions)
+        result = inside.step_random(inside_rng)
+        np.testing.assert_array_equal(result[4].pop("actions"), actions)
+        _same_step(stepped, result)
+        observations = stepped[0]
+        ended += int(stepped[2].sum())
+    assert ended > 40
+
+
+def test_step_random_defaults_to_the_envs_generator_and_refuses_what_step_refuses():
+    def trajectory(seed: int) -> list:
+        vec = VectorDominoes(16, seed=seed)
+        vec.reset()
+        return [vec.step_random()[4]["actions"] for _ in range(60)]
+
+    assert np.array_equal(trajectory(1), trajectory(1)) and not np.array_equal(trajectory(1), trajectory(2))
+    vec = VectorDominoes(8, seed=0)
+    with pytest.raises(IllegalActionError, match=r"^step_random\(\) refused: no games yet; call reset\(\) first$"):
+        vec.step_random()
+    vec.reset()
+    with pytest.raises(TypeError, match="rng must be a numpy Generator"):
+        vec.step_random(3)  # type: ignore[arg-type]
+    # a game left on its last position by play() has no move: refused, nothing changed
+    rng = np.random.default_rng(0)
+    while True:
+        _, hands = vec.play(np.arange(8), random_actions(vec.observe(np.arange(8))[1], rng))
+        if hands.game_over.any():
+            break
+    states = vec.states.copy()
+    over = hands.games[hands.game_over].tolist()
+    refusal = rf"^step_random\(\) refused: the hand is over in {len(over)} game\(s\) \(games {re.escape(str(over))}\)"
+    with pytest.raises(IllegalActionError, match=refusal + r"; new_games\(\) deals them$"):
+        vec.step_random(np.random.default_rng(1))
+    assert np.array_equal(vec.states, states)
+    vec.new_games(np.array(over))
+    assert vec.step_random()[4]["actions"].shape == (8,)

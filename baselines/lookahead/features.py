@@ -63,7 +63,7 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
             continue
         fits = False
         for line in range(n + 1):
-            if line != seat and rules.may_play_on(state, marker_up, seat, line):
+            if line != seat and rules.may_play_on(state, seat, line):
                 value = open_values[line]
                 fits = fits or low[tile] == value or high[tile] == value
         if fits:

@@ -236,43 +236,102 @@ def check_and_play_parallel(buffer, rows, actions, rewards):
 
 
 @njit(cache=True)
+def move_observe_rows(buffer, actions, uniforms, pick, rewards, observations, masks, start, stop):
+    """The move and observation of games ``[start, stop)`` of arena `buffer` (game k is row k),
+    game by game in one pass: play ``actions[k]`` (checked legal by the caller) or, with `pick`,
+    a uniformly random legal move, recorded in ``actions[k]``: number ``floor(uniforms[k] *
+    count)`` of the game's legal moves in ascending order, :func:`pick_legal`'s choice over its
+    mask, so the same stream gives the same moves. A hand that ends is booked as
+    :func:`play_rows` books it; then the game's observation and mask for its next player are
+    written (:func:`observe_rows`; a hand that ended is observed at its final position: the
+    caller deals it and observes again). Returns the number of hands that ended."""
+    (states, low, high, tiles_with_value, offsets, settings, _, scores, ended, went_out, game_scores, players) = \
+        unpack(buffer)[:12]
+    highest, max_hand, bits, reward_mode = settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS], \
+        settings[REWARD_MODE]
+    legal = np.empty(masks.shape[1], dtype=np.int64)
+    count = 0
+    for k in range(start, stop):
+        state = states[k]
+        if pick:
+            actions[k] = legal[int(uniforms[k] * rules.fill_legal_actions(state, tiles_with_value, legal))]
+        rules.apply_action(state, low, high, tiles_with_value, actions[k])
+        if state[rules.HAND_OVER] == 1:
+            ended[k] = True
+            rules.hand_scores(state, low, high, scores[k])
+            hand_rewards_into(scores[k], reward_mode, rewards[k])
+            went_out[k] = state[rules.WENT_OUT]
+            count += 1
+        mover = state[rules.CURRENT_PLAYER]
+        players[k] = mover
+        observe_one(state, mover, game_scores[k], offsets, highest, max_hand, bits, tiles_with_value,
+                    observations[k], masks[k], legal)
+    return count
+
+
+@njit(cache=True)
 def check_play_observe(buffer, actions, rewards, observations, masks):
-    """:func:`check_and_play` in every game of arena `buffer`, then every game's observation and
-    mask for its player to move (:func:`observe_rows`), in one call: a whole step of a small
-    batch. A game whose hand ended is observed at the hand's final position (the caller deals
-    it and observes again)."""
-    (states, low, high, tiles_with_value, offsets, settings, bad, scores, ended, went_out, game_scores, players, _,
-     viewers, rows) = unpack(buffer)
-    refused = count_illegal(states, low, high, bad, rows, actions, 0, rows.shape[0])
+    """A whole step of every game of arena `buffer` in one call: if every action is legal, play
+    ``actions[k]`` in game k and write its observation and mask (:func:`move_observe_rows`);
+    return the number of hands that ended. Else change nothing, mark the refused entries in the
+    scratch ``bad`` and return -(number refused)."""
+    states, low, high, _, _, _, bad = unpack(buffer)[:7]
+    refused = count_illegal(states, low, high, bad, unpack(buffer)[14], actions, 0, actions.shape[0])
     if refused:
         return -refused
-    finished = play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out, rows,
-                         actions, rewards, 0, rows.shape[0])
-    observe_rows(states, game_scores, offsets, settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS],
-                 tiles_with_value, rows, viewers, True, observations, masks, players, 0, rows.shape[0])
-    return finished
+    return move_observe_rows(buffer, actions, np.empty(0), False, rewards, observations, masks, 0, actions.shape[0])
 
 
 @njit(cache=True, parallel=True)
 def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
     """:func:`check_play_observe` on every core."""
-    (states, low, high, tiles_with_value, offsets, settings, bad, scores, ended, went_out, game_scores, players, _,
-     viewers, rows) = unpack(buffer)
-    refused = count_illegal_parallel(states, low, high, bad, rows, actions)
+    states, low, high, _, _, _, bad = unpack(buffer)[:7]
+    refused = count_illegal_parallel(states, low, high, bad, unpack(buffer)[14], actions)
     if refused:
         return -refused
-    blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
+    no_uniforms = np.empty(0)
+    b = actions.shape[0]
     finished = 0
-    for block in prange(blocks):
-        start, stop = block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK)
-        finished += play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out,
-                              rows, actions, rewards, start, stop)
-        observe_rows(states, game_scores, offsets, settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS],
-                     tiles_with_value, rows, viewers, True, observations, masks, players, start, stop)
+    for block in prange((b + BLOCK - 1) // BLOCK):
+        finished += move_observe_rows(buffer, actions, no_uniforms, False, rewards, observations, masks,
+                                      block * BLOCK, min(b, (block + 1) * BLOCK))
     return finished
 
 
 @njit(cache=True)
+def play_random_observe(buffer, uniforms, actions, rewards, observations, masks):
+    """A whole step of every game of arena `buffer` with random legal moves (:func:`move_observe_rows`
+    with `pick`): one pass, with no legality check, since each move comes from its game's legal
+    list. Returns the number of hands that ended, or -1 with nothing changed where some game's
+    hand is already over."""
+    if _any_hand_over(unpack(buffer)[0]):
+        return -1
+    return move_observe_rows(buffer, actions, uniforms, True, rewards, observations, masks, 0, uniforms.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def play_random_observe_parallel(buffer, uniforms, actions, rewards, observations, masks):
+    """:func:`play_random_observe` on every core."""
+    if _any_hand_over(unpack(buffer)[0]):
+        return -1
+    b = actions.shape[0]
+    finished = 0
+    for block in prange((b + BLOCK - 1) // BLOCK):
+        finished += move_observe_rows(buffer, actions, uniforms, True, rewards, observations, masks, block * BLOCK,
+                                      min(b, (block + 1) * BLOCK))
+    return finished
+
+
+@njit(cache=True)
+def _any_hand_over(states):
+    """Whether some game's hand is over (a random step has no move to make there)."""
+    for k in range(states.shape[0]):
+        if states[k, rules.HAND_OVER] == 1:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def observe_one(state, viewer, game_scores, offsets, highest, max_hand, bits, tiles_with_value, observation, mask,
                 legal):
     """One game as seat `viewer` sees it, and that seat's legal mask (all zeros unless it is its

@@ -208,7 +208,7 @@ def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, bits, out):
     """Encode what seat `viewer` observes of `state` into the zeroed int8 vector `out`.
 
@@ -218,26 +218,27 @@ def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, 
     n = state[rules.NUM_PLAYERS]
     t = state[rules.NUM_TILES]
     v = highest + 1
-    owner, line_of, _, open_values, line_started, marker_up, passed_last, hand_sizes = rules.split_state(state)
+    # offsets into the state, not split_state's views: see rules.block_starts
+    owner, line_of, _, open_values, line_started, marker_up, passed_last, hand_sizes, _ = rules.block_starts(n, t)
     hand, played = offsets[HAND], offsets[PLAYED]
     for tile in range(t):
         # Without branches (a third of the encoder's time went in mispredicting them): a tile off
         # the table (line -1, which relative_line maps into 0..n-1) ORs a 0 into its own column.
-        line = line_of[tile]
-        out[hand + tile] = owner[tile] == viewer
+        line = state[line_of + tile]
+        out[hand + tile] = state[owner + tile] == viewer
         out[played + rules.relative_line(viewer, line, n) * t + tile] |= line >= 0
     for rel in range(n + 1):
-        out[offsets[OPEN_VALUES] + rel * v + open_values[rules.absolute_line(viewer, rel, n)]] = 1
+        out[offsets[OPEN_VALUES] + rel * v + state[open_values + rules.absolute_line(viewer, rel, n)]] = 1
     current = rules.relative_line(viewer, state[rules.CURRENT_PLAYER], n)
     out[offsets[WHOSE_TURN] + current] = 1
     out[offsets[DUMMY_OPEN]] = state[rules.DUMMY_OPEN]
     out[offsets[HAND_NUMBER] + state[rules.ENGINE_VALUE]] = 1
     for rel in range(n):
         seat = rules.absolute_line(viewer, rel, n)
-        out[offsets[MARKERS] + rel] = marker_up[seat]
-        out[offsets[LINES_STARTED] + rel] = line_started[seat]
-        out[offsets[PASSED_LAST] + rel] = passed_last[seat]
-        for j in range(min(hand_sizes[seat], max_hand)):
+        out[offsets[MARKERS] + rel] = state[marker_up + seat]
+        out[offsets[LINES_STARTED] + rel] = state[line_started + seat]
+        out[offsets[PASSED_LAST] + rel] = state[passed_last + seat]
+        for j in range(min(state[hand_sizes + seat], max_hand)):
             out[offsets[HAND_SIZES] + rel * max_hand + j] = 1
         out[offsets[TURNS_UNTIL] + rel * n + rules.relative_line(current, rel, n)] = 1
         for j in range(bits):
