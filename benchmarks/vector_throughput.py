@@ -7,14 +7,16 @@ observation and mask of every game written at every step, one process, fixed see
     python benchmarks/vector_throughput.py [--seconds 3] [--sizes 1 64 256 1024 4096] [--threads 1 2]
 
 For each batch size B and thread count (``VectorDominoes(threads=...)``) it prints decisions/s of
-:class:`dominoes_env.vector.VectorDominoes` (the picker's time included, as a user's loop
-pays it) and the ratio to the scalar ``raw_env`` measured in the same run, then the
+:class:`dominoes_env.vector.VectorDominoes` stepped two ways: ``step`` with the picker's moves
+(the picker's time included, as a user's loop pays it) and ``step_random`` (the same moves
+chosen inside the compiled step), with the ratios to the scalar ``raw_env`` and to the rules
+alone (compiled, no observation: the ceiling) measured in the same run, then the
 memory one game takes. Where ``pgx`` is installed (``pip install -e ".[pgx]"``: an
 optional extra of this benchmark only), Pgx's connect_four at the same B is measured too (jit compile
 excluded), on every core JAX uses.
 
-Targets: B=4096 >= 1M decisions/s on one thread (about 6x the scalar env in the same
-run), moonshot 2.5M on both cores; B=1 no slower than the scalar env; 100k games in 2 GB.
+Targets: B=4096 >= 2M decisions/s on one thread (about 11x the scalar env in the same
+run), moonshot 4M on both cores; B=1 no slower than the scalar env; 100k games in 2 GB.
 B=1 and the scalar env differ by little, less than the drift of a shared machine's speed
 over one run, so B=1 is also measured in alternating pairs against the scalar env and the
 median ratio printed.
@@ -30,6 +32,7 @@ import numpy as np
 from env_throughput import aec_steps
 
 import dominoes_env
+from dominoes_env.core import rules
 from dominoes_env.vector import VectorDominoes
 from dominoes_env.vector import random_legal_actions as batched_random_legal_actions
 
@@ -45,17 +48,41 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
     return batched_random_legal_actions(masks, rng)
 
 
-def vector_decisions(batch: int, seconds: float, threads: int = 1) -> float:
-    """Decisions/s of VectorDominoes(batch, threads=threads) stepped with random legal actions."""
-    vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
+def vector_decisions(batch: int, seconds: float, threads: int = 1, inside: bool = False,
+                     table: tuple[int, int] = (4, 9)) -> float:
+    """Decisions/s of VectorDominoes(batch, threads=threads) stepped with random legal actions:
+    picked from the returned masks and passed to ``step``, or (`inside`) ``step_random``, which
+    plays the same moves from inside the compiled step; `table` is (players, highest double)."""
+    vec = VectorDominoes(batch, *table, seed=0, threads=threads)
     rng = np.random.default_rng(0)
     observations, _ = vec.reset()
     steps = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        observations, *_ = vec.step(random_legal_actions(observations["action_mask"], rng))
+        if inside:
+            vec.step_random(rng)
+        else:
+            observations, *_ = vec.step(random_legal_actions(observations["action_mask"], rng))
         steps += 1
     return steps * batch / (time.perf_counter() - start)
+
+
+def rules_alone_decisions(seconds: float, games: int = 4096) -> float:
+    """Decisions/s of the rules alone, compiled, one thread: random hands played to their end by
+    :func:`dominoes_env.core.rules.play_random_hands` (legal moves listed and played; no
+    observation, mask or Python between moves). The ceiling a step that also writes what the
+    players see cannot reach."""
+    vec = VectorDominoes(games, 4, 9, seed=0)
+    vec.reset()
+    dealt = vec.states.copy()
+    uniforms = np.random.default_rng(0).random(100_003)
+    tiles = vec.config.tiles
+    decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        states = dealt.copy()
+        decisions += rules.play_random_hands(states, tiles.low, tiles.high, tiles.tiles_with_value, uniforms)
+    return decisions / (time.perf_counter() - start)
 
 
 def picker_milliseconds(batch: int, seconds: float) -> float:
@@ -141,23 +168,35 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 256, 1024, 4096], help="batch sizes B")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2],
                         help="VectorDominoes(threads=...) counts (default 1 2)")
+    parser.add_argument("--tables", action="store_true",
+                        help="only the cost of a decision by table size (B=4096, one thread), then stop")
     args = parser.parse_args()
+    if args.tables:
+        table_sizes(args.seconds)
+        return
     available = numba.config.NUMBA_NUM_THREADS
     threads = [count for count in args.threads if 1 <= count <= available]
 
     for count in threads:  # compile every path (serial and parallel) before timing
-        vector_decisions(max(args.sizes), 0.3, count), vector_decisions(1, 0.1, count)
+        for inside in (False, True):
+            vector_decisions(max(args.sizes), 0.3, count, inside), vector_decisions(1, 0.1, count, inside)
     aec_steps(dominoes_env.raw_env(4, 9), 0.3)
+    rules_alone_decisions(0.3)
 
     scalar = aec_steps(dominoes_env.raw_env(4, 9), args.seconds)
-    print("4 players, double-nine, random legal actions (the compiled picker), observation and mask every step, "
-          "one process")
-    print(f"{'scalar raw_env (anchor)':30s} {scalar:12,.0f} decisions/s")
+    ceiling = rules_alone_decisions(args.seconds)
+    print("4 players, double-nine, random legal actions, observation and mask every step, one process;\n"
+          "step: the compiled picker's moves passed to step(); step_random: the same moves picked inside the step")
+    print(f"{'scalar raw_env (anchor)':38s} {scalar:12,.0f} decisions/s")
+    print(f"{'the rules alone, compiled (ceiling)':38s} {ceiling:12,.0f} decisions/s  {ceiling / scalar:6.2f}x the "
+          "scalar env")
     for batch in args.sizes:
         for count in threads:
-            rate = vector_decisions(batch, args.seconds, count)
-            print(f"{'VectorDominoes B=' + str(batch) + f', {count} thread' + 's' * (count > 1):30s} "
-                  f"{rate:12,.0f} decisions/s  {rate / scalar:6.2f}x the scalar env")
+            for inside in (False, True):
+                rate = vector_decisions(batch, args.seconds, count, inside)
+                name = f"{'step_random' if inside else 'step'} B={batch}, {count} thread" + "s" * (count > 1)
+                print(f"{name:38s} {rate:12,.0f} decisions/s  {rate / scalar:6.2f}x the scalar env  "
+                      f"{rate / ceiling:5.2f} of the rules alone")
         connect_four = pgx_steps(batch, args.seconds)
         if connect_four is not None:
             print(f"{'pgx connect_four B=' + str(batch):30s} {connect_four:12,.0f} steps/s      "
@@ -179,6 +218,24 @@ def main() -> None:
     vec = VectorDominoes(1, 4, 9)
     print(f"memory: {vec.bytes_per_game:,} bytes per game; 100,000 games: "
           f"{vec.bytes_per_game * 100_000 / 2**30:.2f} GiB (target <= 2 GB)")
+
+
+TABLES = [(2, 6), (4, 9), (6, 12), (8, 15), (8, 18)]
+
+
+def table_sizes(seconds: float, batch: int = 4096) -> None:
+    """The time a decision takes by table size (B games, one thread, both ways of stepping), beside
+    the bytes a decision writes (observation and mask): the cost grows with what is written."""
+    print(f"time per decision by table size, B={batch}, one thread, random legal actions:")
+    print(f"{'table':24s} {'bytes written':>13s} {'step':>9s} {'step_random':>12s}")
+    for players, highest in TABLES:
+        vec = VectorDominoes(1, players, highest)
+        written = vec.observation_size + vec.config.num_actions
+        vector_decisions(batch, 0.2, 1, False, (players, highest)), vector_decisions(batch, 0.2, 1, True,
+                                                                                     (players, highest))
+        step, inside = (vector_decisions(batch, seconds, 1, way, (players, highest)) for way in (False, True))
+        print(f"{f'{players} players, double-{highest}':24s} {written:13,d} {1e6 / step:7.2f} us "
+              f"{1e6 / inside:9.2f} us")
 
 
 if __name__ == "__main__":
