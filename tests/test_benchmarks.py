@@ -43,3 +43,14 @@ def test_the_benchmark_runs(script, tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_the_table_size_costs_run_and_name_every_table(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "vector_throughput.py"), "--tables", "--seconds",
+                           "0.1"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if " players, double-" in line]
+    assert [row.split()[0] + row.split()[2] for row in rows] == ["2double-6", "4double-9", "6double-12", "8double-15",
+                                                                 "8double-18"]
+    assert all(row.count(" us") == 2 for row in rows)
