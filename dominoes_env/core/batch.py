@@ -255,6 +255,8 @@ def move_observe_rows(buffer, actions, uniforms, pick, rewards, observations, ma
         state = states[k]
         if pick:
             actions[k] = legal[int(uniforms[k] * rules.fill_legal_actions(state, tiles_with_value, legal))]
+        # play_rows' move and booking, written out: as a function called per game (inlined or
+        # not) it cost 15% of a step, in its array arguments' reference counts
         rules.apply_action(state, low, high, tiles_with_value, actions[k])
         if state[rules.HAND_OVER] == 1:
             ended[k] = True
