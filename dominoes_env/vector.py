@@ -219,13 +219,18 @@ class VectorDominoes:
 
         Raises:
             IllegalActionError: no games yet, or some game's hand is over (after :meth:`play`, a
-                finished game waits for :meth:`new_games`); nothing changes.
+                finished game waits for :meth:`new_games`); nothing changes, `rng` included.
         """
         if not self._dealt:
             raise IllegalActionError("step_random() refused: no games yet; call reset() first")
         if rng is not None and not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
         assert self._rng is not None
+        over = np.flatnonzero(self.states[:, rules.HAND_OVER])  # before the draw: a refusal leaves rng as it was
+        if over.size:
+            more = " ..." if over.size > _SHOWN_ERRORS else ""
+            raise IllegalActionError(f"step_random() refused: the hand is over in {over.size} game(s) (games "
+                                     f"{over[:_SHOWN_ERRORS].tolist()}{more}); new_games() deals them")
         b = self.num_envs
         uniforms = (self._rng if rng is None else rng).random(b)
         actions = np.empty(b, dtype=np.int64)
@@ -234,11 +239,6 @@ class VectorDominoes:
         rewards = np.zeros(self._rewards_shape)
         finished_count = self._loop(b, batch.play_random_observe, batch.play_random_observe_parallel,
                                     self._arena, uniforms, actions, rewards, observations, masks)
-        if finished_count < 0:
-            over = np.flatnonzero(self.states[:, rules.HAND_OVER] == 1)
-            more = " ..." if over.size > _SHOWN_ERRORS else ""
-            raise IllegalActionError(f"step_random() refused: the hand is over in {over.size} game(s) (games "
-                                     f"{over[:_SHOWN_ERRORS].tolist()}{more}); new_games() deals them")
         return self._step_result(finished_count, observations, masks, rewards, {"actions": actions})
 
     def _step_result(self, finished_count: int, observations: np.ndarray, masks: np.ndarray, rewards: np.ndarray,

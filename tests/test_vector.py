@@ -355,8 +355,12 @@ def test_step_random_defaults_to_the_envs_generator_and_refuses_what_step_refuse
     states = vec.states.copy()
     over = hands.games[hands.game_over].tolist()
     refusal = rf"^step_random\(\) refused: the hand is over in {len(over)} game\(s\) \(games {re.escape(str(over))}\)"
+    rng = np.random.default_rng(1)
     with pytest.raises(IllegalActionError, match=refusal + r"; new_games\(\) deals them$"):
-        vec.step_random(np.random.default_rng(1))
+        vec.step_random(rng)
+    with pytest.raises(IllegalActionError, match=refusal):
+        vec.step_random()  # the env's own generator
     assert np.array_equal(vec.states, states)
+    assert rng.random() == np.random.default_rng(1).random()  # the refused steps drew nothing
     vec.new_games(np.array(over))
     assert vec.step_random()[4]["actions"].shape == (8,)

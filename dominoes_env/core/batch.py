@@ -304,33 +304,19 @@ def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
 def play_random_observe(buffer, uniforms, actions, rewards, observations, masks):
     """A whole step of every game of arena `buffer` with random legal moves (:func:`move_observe_rows`
     with `pick`): one pass, with no legality check, since each move comes from its game's legal
-    list. Returns the number of hands that ended, or -1 with nothing changed where some game's
-    hand is already over."""
-    if _any_hand_over(unpack(buffer)[0]):
-        return -1
+    list. Every game's hand must be going on (the caller checks)."""
     return move_observe_rows(buffer, actions, uniforms, True, rewards, observations, masks, 0, uniforms.shape[0])
 
 
 @njit(cache=True, parallel=True)
 def play_random_observe_parallel(buffer, uniforms, actions, rewards, observations, masks):
     """:func:`play_random_observe` on every core."""
-    if _any_hand_over(unpack(buffer)[0]):
-        return -1
     b = actions.shape[0]
     finished = 0
     for block in prange((b + BLOCK - 1) // BLOCK):
         finished += move_observe_rows(buffer, actions, uniforms, True, rewards, observations, masks, block * BLOCK,
                                       min(b, (block + 1) * BLOCK))
     return finished
-
-
-@njit(cache=True)
-def _any_hand_over(states):
-    """Whether some game's hand is over (a random step has no move to make there)."""
-    for k in range(states.shape[0]):
-        if states[k, rules.HAND_OVER] == 1:
-            return True
-    return False
 
 
 @njit(cache=True, inline="always")

@@ -76,8 +76,8 @@ def block_starts(num_players, num_tiles):
 
     The rule kernels index the flat state at these offsets rather than take
     :func:`split_state`'s views: every array view made in compiled code takes and drops a
-    reference count, and those atomic operations were most of a move's cost (a move 2.6x,
-    listing the legal moves 1.7x, the blocked-hand test 15x slower with views).
+    reference count, and those atomic operations were most of a move's cost (a move about 3x,
+    listing the legal moves 1.5x, the blocked-hand test 11x slower with views).
     """
     owner = HEADER_SIZE
     line_of = owner + num_tiles
