@@ -269,20 +269,23 @@ class VectorDominoes:
                                  f"_{WENT_OUT}": hand_over.copy()}
         ended = np.flatnonzero(hand_over)
         if games_over:
-            self._finish(ended[terminations[ended]], infos)
+            self._finish(ended[terminations[ended]], infos, observations, masks)
         self._deal(ended, self.hands_played[ended])  # hand 0 of a new game where the game ended
         self._observe_into(ended, self._no_viewers, True, observations, masks, self.current_player)
         infos["current_player"] = self.current_player.copy()
         return infos, terminations
 
-    def _finish(self, games: np.ndarray, infos: dict[str, Any]) -> None:
+    def _finish(self, games: np.ndarray, infos: dict[str, Any], step_observations: np.ndarray,
+                step_masks: np.ndarray) -> None:
         """Record the finished games' last observations (the last hand's scores counted) and
         final scores, then clear their scores and hand counts for a new game (same-step autoreset)."""
         b = self.num_envs
-        observations, masks, _ = self._observe_games(games, self._no_viewers)
+        if self.layout.score_bits:  # the step observed them before their last hand's scores were counted
+            observations, masks, _ = self._observe_games(games, self._no_viewers)
+        else:  # nothing changed since the step observed them at their final positions: copy those rows
+            observations, masks = step_observations[games], step_masks[games]
         final_obs = np.empty(b, dtype=object)
-        for k, game in enumerate(games.tolist()):
-            final_obs[game] = {"observation": observations[k], "action_mask": masks[k]}
+        final_obs[games] = [{"observation": seen, "action_mask": mask} for seen, mask in zip(observations, masks)]
         over = np.zeros(b, dtype=np.bool_)
         over[games] = True
         final_scores = np.zeros(self._rewards_shape, dtype=np.int64)
