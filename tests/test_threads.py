@@ -35,6 +35,7 @@ def test_a_batch_on_threads_asks_openmp_to_wait_passively_unless_told_otherwise(
     from dominoes_env.vector import VectorDominoes
 
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.delenv("NUMBA_THREADING_LAYER", raising=False)
     VectorDominoes(8, 3, 6, threads=1)
     assert "OMP_WAIT_POLICY" not in os.environ  # one thread: nothing to ask
@@ -44,6 +45,10 @@ def test_a_batch_on_threads_asks_openmp_to_wait_passively_unless_told_otherwise(
     batch.prefer_passive_waiting()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
     monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "1000")  # GNU OpenMP's own setting of how long to spin
+    batch.prefer_passive_waiting()
+    assert "OMP_WAIT_POLICY" not in os.environ
+    monkeypatch.delenv("GOMP_SPINCOUNT")
     monkeypatch.setenv("NUMBA_THREADING_LAYER", "workqueue")
     batch.prefer_passive_waiting()
     assert "OMP_WAIT_POLICY" not in os.environ

@@ -34,15 +34,18 @@ BLOCK = 256
 
 def prefer_passive_waiting() -> None:
     """Let numba's OpenMP threads sleep, not spin, while they wait for work, unless the user said
-    otherwise (``OMP_WAIT_POLICY``) or chose another threading layer (``NUMBA_THREADING_LAYER``).
+    otherwise (``OMP_WAIT_POLICY``, or GNU OpenMP's ``GOMP_SPINCOUNT``) or chose another
+    threading layer (``NUMBA_THREADING_LAYER``).
 
     Spinning threads hold their cores: on a busy machine two threads then ran 3 to 7 times
     slower than one, while with passive waiting two threads were never slower than one, on free
-    cores or busy ones (``python benchmarks/vector_threads.py``). OpenMP reads the setting when
+    cores or busy ones (``python benchmarks/vector_threads.py``). A short spin (``GOMP_SPINCOUNT=1000``)
+    was about 5% faster on free cores and no better on busy ones, where its runs scattered more.
+    OpenMP reads the setting when
     its runtime starts, at the first parallel loop of the process, so this is called before
     one (when a batch asks for more than one thread).
     """
-    if "OMP_WAIT_POLICY" not in os.environ and "NUMBA_THREADING_LAYER" not in os.environ:
+    if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_THREADING_LAYER"} & set(os.environ):
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
