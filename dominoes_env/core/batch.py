@@ -31,6 +31,11 @@ from dominoes_env.core.rewards import hand_rewards_into
 #: entries per block of a parallel loop
 BLOCK = 256
 
+#: the encoder (observation.write_observation), compiled into the batch's observing loops: a
+#: step is about 7% faster with it inlined there; elsewhere it stays one compiled function, so
+#: its other callers do not compile it again
+_write_observation = njit(inline="always")(layout.write_observation.py_func)
+
 
 def prefer_passive_waiting() -> None:
     """Let numba's OpenMP threads sleep, not spin, while they wait for work, unless the user said
@@ -328,7 +333,7 @@ def observe_one(state, viewer, game_scores, offsets, highest, max_hand, bits, ti
     """One game as seat `viewer` sees it, and that seat's legal mask (all zeros unless it is its
     turn in a hand going on); `legal` is scratch of the mask's length."""
     observation[:] = 0
-    layout.write_observation(state, viewer, game_scores, offsets, highest, max_hand, bits, observation)
+    _write_observation(state, viewer, game_scores, offsets, highest, max_hand, bits, observation)
     mask[:] = 0
     if state[rules.HAND_OVER] == 0 and viewer == state[rules.CURRENT_PLAYER]:
         for j in range(rules.fill_legal_actions(state, tiles_with_value, legal)):

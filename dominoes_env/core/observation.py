@@ -208,7 +208,7 @@ def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, bits, out):
     """Encode what seat `viewer` observes of `state` into the zeroed int8 vector `out`.
 
