@@ -161,7 +161,8 @@ class VectorDominoes:
         n = self.config.num_players
         state = 2 * rules.state_size(n, self.config.num_tiles)
         books = 2 * 8 * n + 5 * 8 + 2  # scores and game scores; player, hands, viewer, row, went_out; bad, ended
-        per_step = self.layout.size + self.config.num_actions + 8 * n + 8 + 2  # obs, mask, rewards, player, flags
+        # obs, mask, rewards, player, flags, and step_random's actions
+        per_step = self.layout.size + self.config.num_actions + 8 * n + 8 + 2 + 8
         return state + books + 2 * per_step
 
     @property
@@ -220,6 +221,7 @@ class VectorDominoes:
         Raises:
             IllegalActionError: no games yet, or some game's hand is over (after :meth:`play`, a
                 finished game waits for :meth:`new_games`); nothing changes, `rng` included.
+            TypeError: `rng` is not a numpy Generator.
         """
         if not self._dealt:
             raise IllegalActionError("step_random() refused: no games yet; call reset() first")

@@ -45,7 +45,7 @@ def prefer_passive_waiting() -> None:
     Spinning threads hold their cores: on a busy machine two threads then ran 3 to 7 times
     slower than one, while with passive waiting two threads were never slower than one, on free
     cores or busy ones (``python benchmarks/vector_threads.py``). A short spin (``GOMP_SPINCOUNT=1000``)
-    was about 5% faster on free cores and no better on busy ones, where its runs scattered more.
+    was about 7% faster on free cores and no better on busy ones, where its runs scattered more.
     OpenMP reads the setting when
     its runtime starts, at the first parallel loop of the process, so this is called before
     one (when a batch asks for more than one thread).
