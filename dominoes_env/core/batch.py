@@ -327,17 +327,31 @@ def play_random_observe_parallel(buffer, uniforms, actions, rewards, observation
     return finished
 
 
-@njit(cache=True, inline="always")
-def observe_one(state, viewer, game_scores, offsets, highest, max_hand, bits, tiles_with_value, observation, mask,
+def _observer(encode):  # type: ignore[no-untyped-def]
+    """A compiled, always-inlined `observe_one` that writes the observation with `encode`."""
+
+    @njit(inline="always")
+    def observe(state, viewer, game_scores, offsets, highest, max_hand, bits, tiles_with_value, observation, mask,
                 legal):
-    """One game as seat `viewer` sees it, and that seat's legal mask (all zeros unless it is its
-    turn in a hand going on); `legal` is scratch of the mask's length."""
-    observation[:] = 0
-    _write_observation(state, viewer, game_scores, offsets, highest, max_hand, bits, observation)
-    mask[:] = 0
-    if state[rules.HAND_OVER] == 0 and viewer == state[rules.CURRENT_PLAYER]:
-        for j in range(rules.fill_legal_actions(state, tiles_with_value, legal)):
-            mask[legal[j]] = 1
+        observation[:] = 0
+        encode(state, viewer, game_scores, offsets, highest, max_hand, bits, observation)
+        mask[:] = 0
+        if state[rules.HAND_OVER] == 0 and viewer == state[rules.CURRENT_PLAYER]:
+            for j in range(rules.fill_legal_actions(state, tiles_with_value, legal)):
+                mask[legal[j]] = 1
+
+    return observe
+
+
+#: One game as seat `viewer` sees it, and that seat's legal mask (all zeros unless it is its
+#: turn in a hand going on); `legal` is scratch of the mask's length. The encoder is inlined:
+#: this is the step's observer.
+observe_one = _observer(_write_observation)
+
+#: :data:`observe_one` calling the one compiled encoder instead of inlining it: for
+#: :func:`observe_rows`, which the policies' search and evaluation call at every decision. An
+#: inlined copy there cost 1.4 s of compiling on a first run, more than the encoder itself.
+_observe_one_called = _observer(layout.write_observation)
 
 
 @njit(cache=True)
@@ -354,8 +368,8 @@ def observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_wi
         state = states[game]
         mover = state[rules.CURRENT_PLAYER]
         players[out] = mover
-        observe_one(state, mover if viewers[k] < 0 else viewers[k], game_scores[game], offsets, highest, max_hand,
-                    bits, tiles_with_value, observations[out], masks[out], legal)
+        _observe_one_called(state, mover if viewers[k] < 0 else viewers[k], game_scores[game], offsets, highest,
+                            max_hand, bits, tiles_with_value, observations[out], masks[out], legal)
 
 
 @njit(cache=True)
