@@ -29,10 +29,10 @@ batch, threads, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
 obs, _ = vec.reset(); rng = np.random.default_rng(0)
 for _ in range(20):
-    obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng))
+    obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng, threads))
 start, steps = time.perf_counter(), 0
 while time.perf_counter() - start < seconds:
-    obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng)); steps += 1
+    obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng, threads)); steps += 1
 print(steps * batch / (time.perf_counter() - start))
 """
 

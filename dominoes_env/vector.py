@@ -51,23 +51,50 @@ _INT8, _BOOL = np.dtype(np.int8), np.dtype(np.bool_)
 SCORES, WENT_OUT, TOTALS = (HandEnded.KEYS[field] for field in ("scores", "went_out", "totals"))
 
 
-def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator, threads: int = 1) -> np.ndarray:
     """One uniformly random legal action per row of (B, A) masks (int8 or bool): the random
     player of a batch, compiled (:func:`dominoes_env.core.batch.pick_legal`), about ten times
     faster than numpy's passes over the masks. One ``rng.random(B)`` draw per call: row k takes its
     legal action number ``floor(u_k * count_k)``. A row with no legal action gets -1.
 
+    `threads` (default 1) spreads batches of more than one block (256 rows) over that many of
+    numba's threads, as ``VectorDominoes(threads=...)`` does its step: the same actions, since
+    the draw is made first. Give the batch's own number, so that the picker is not the serial
+    part of a threaded step.
+
     Raises:
-        ValueError: `action_masks` is not a 2-D array.
+        ValueError: `action_masks` is not a 2-D array, or `threads` is not a whole number from 1
+            to numba's thread count.
     """
     masks = np.asarray(action_masks)
     if masks.ndim != 2:
         raise ValueError(f"action_masks must be a (games, actions) array, got shape {masks.shape}")
+    threads = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+    if threads > 1:
+        batch.prefer_passive_waiting()
     if masks.dtype.itemsize == 1 and masks.dtype.kind in "biu":
         masks = masks.view(np.int8)
     else:
         masks = (masks != 0).view(np.int8)
-    return batch.pick_legal(masks, rng.random(masks.shape[0]), np.empty(masks.shape[0], dtype=np.int64))
+    rows = masks.shape[0]
+    return threaded_loop(threads, rows, batch.pick_legal, batch.pick_legal_parallel, masks, rng.random(rows),
+                         np.empty(rows, dtype=np.int64), serial_bounds=True)
+
+
+def threaded_loop(threads: int, rows: int, serial: Any, parallel: Any, *arguments: Any,
+                  serial_bounds: bool = False) -> Any:
+    """Run a compiled loop over `rows` entries: `parallel` on `threads` of numba's threads when
+    more than one is asked for and the loop spans more than one block, else `serial`
+    (``serial_bounds``: it takes the entry range ``0, rows`` as its last arguments). numba's
+    thread count is put back afterwards."""
+    if threads > 1 and rows > batch.BLOCK:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            return parallel(*arguments)
+        finally:
+            numba.set_num_threads(previous)
+    return serial(*arguments, 0, rows) if serial_bounds else serial(*arguments)
 
 
 class HandEnds(NamedTuple):
@@ -433,17 +460,8 @@ class VectorDominoes:
 
     # ------------------------------------------------------------------ inside
     def _loop(self, rows: int, serial: Any, parallel: Any, *arguments: Any, serial_bounds: bool = False) -> Any:
-        """Run a compiled loop over `rows` entries: on ``threads`` threads when asked for and the
-        loop spans more than one block, else serially (``serial_bounds``: the serial loop takes the
-        entry range ``0, rows`` as its last arguments)."""
-        if self.threads > 1 and rows > batch.BLOCK:
-            previous = numba.get_num_threads()
-            numba.set_num_threads(self.threads)
-            try:
-                return parallel(*arguments)
-            finally:
-                numba.set_num_threads(previous)
-        return serial(*arguments, 0, rows) if serial_bounds else serial(*arguments)
+        """:func:`threaded_loop` on the batch's threads."""
+        return threaded_loop(self.threads, rows, serial, parallel, *arguments, serial_bounds=serial_bounds)
 
     def _observe(self) -> dict[str, np.ndarray]:
         observations = np.empty(self._observations_shape, dtype=np.int8)

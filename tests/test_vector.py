@@ -288,6 +288,25 @@ def test_the_compiled_random_picker_is_uniform_over_each_rows_legal_actions():
         random_legal_actions(masks[0], np.random.default_rng(0))
 
 
+def test_the_random_picker_on_threads_picks_what_one_thread_picks():
+    """random_legal_actions(..., threads=all) over several blocks: the same actions as on one
+    thread from the same seed (the draw comes first), numba's thread count put back after; a
+    thread count out of range is refused in one line."""
+    import numba
+
+    from dominoes_env.vector import random_legal_actions
+
+    masks = (np.random.default_rng(3).random((1000, 55)) < 0.1).astype(np.int8)  # rows with none included
+    before = numba.get_num_threads()
+    one = random_legal_actions(masks, np.random.default_rng(4))
+    two = random_legal_actions(masks, np.random.default_rng(4), threads=numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(one, two) and numba.get_num_threads() == before
+    assert np.all(masks[one >= 0, one[one >= 0]] == 1) and np.all((one == -1) == (masks.sum(axis=1) == 0))
+    for bad in (0, numba.config.NUMBA_NUM_THREADS + 1, 1.5):
+        with pytest.raises(ValueError, match="threads"):
+            random_legal_actions(masks, np.random.default_rng(0), threads=bad)
+
+
 def _same_step(a: tuple, b: tuple) -> None:
     """Two step results equal: observations, masks, rewards, terminations and every info."""
     (obs_a, rew_a, term_a, trunc_a, infos_a), (obs_b, rew_b, term_b, trunc_b, infos_b) = a, b

@@ -400,13 +400,13 @@ def close_hands(buffer, rows, by_game, hand_over, hand_scores, hand_went_out, ga
 
 
 @njit(cache=True)
-def pick_legal(masks, uniforms, out):
-    """For each row k of (B, A) masks (int8), its legal action number ``floor(uniforms[k] * count)``
-    in ascending order, where count is the row's number of legal actions: one uniform per row
-    gives a uniformly random legal action (-1 where none is legal). Two passes over the row (a
-    branch-free count, which the compiler vectorises, then a walk to the chosen one); no
-    temporary arrays."""
-    for k in range(masks.shape[0]):
+def pick_legal(masks, uniforms, out, start, stop):
+    """For each row k in [start, stop) of (B, A) masks (int8), its legal action number
+    ``floor(uniforms[k] * count)`` in ascending order, where count is the row's number of legal
+    actions: one uniform per row gives a uniformly random legal action (-1 where none is
+    legal). Two passes over the row (a branch-free count, which the compiler vectorises, then a
+    walk to the chosen one); no temporary arrays."""
+    for k in range(start, stop):
         row = masks[k]
         count = 0
         for action in range(row.shape[0]):
@@ -421,4 +421,13 @@ def pick_legal(masks, uniforms, out):
                     out[k] = action
                     break
                 wanted -= 1
+    return out
+
+
+@njit(cache=True, parallel=True)
+def pick_legal_parallel(masks, uniforms, out):
+    """:func:`pick_legal` over every row, on every core (rows are independent: the same picks)."""
+    blocks = (masks.shape[0] + BLOCK - 1) // BLOCK
+    for block in prange(blocks):
+        pick_legal(masks, uniforms, out, block * BLOCK, min(masks.shape[0], (block + 1) * BLOCK))
     return out
