@@ -181,6 +181,24 @@ def test_a_weights_file_round_trips_and_a_damaged_one_is_refused_in_one_line(tmp
     assert "\n" not in str(refused.value)
 
 
+def test_the_champion_searches_with_its_own_network_where_one_ships_else_with_td_lambdas():
+    """6 players, double-12, Mexican Train: its own file (trained for it; a different network from
+    td_lambda's there), read by the checked loader; 4 players, double-nine: td_lambda's."""
+    from baselines.champion.policy import shipped_weights
+
+    six = make_config(6, 12, rules="mexican_train")
+    own = shipped_weights(six)
+    assert own.name == "champion_6p_d12_mexican_train.safetensors"
+    assert shipped_weights(make_config(4, 9)) == shipped_checkpoint(make_config(4, 9))
+    network = load_checkpoint(own)
+    assert network.config.game == six and network.theta.shape == load_checkpoint(shipped_checkpoint(six)).theta.shape
+    assert not np.array_equal(network.theta, load_checkpoint(shipped_checkpoint(six)).theta)
+    state = HandState.deal(six, 0, np.random.default_rng(3)).state
+    default = ChampionPolicy(six, seed=0).guide.seat_pips(state)
+    assert np.array_equal(default, ChampionPolicy(six, seed=0, checkpoint=own).guide.seat_pips(state))
+    assert not np.allclose(default, ChampionPolicy(six, seed=0, checkpoint=shipped_checkpoint(six)).guide.seat_pips(state))
+
+
 def test_bad_settings_are_refused_in_one_line():
     for spec, words in (("champion(simulations=0)", "simulations"), ("champion(worlds=-1)", "worlds"),
                         ("champion(milliseconds=0)", "milliseconds"), ("champion(temperature=0)", "temperature")):
