@@ -18,21 +18,26 @@ import numpy as np
 import dominoes_env
 from baselines.policies.registry import build, make_policy
 from baselines.policies.specs import parse
+from dominoes_env import make_config
+from dominoes_env.core.config import GameConfig
 
 SETTINGS = ("lookahead", "lookahead(samples=32)", "lookahead(depth=2)", "lookahead(evaluation='td_lambda')",
             "lookahead(evaluation='td_lambda', samples=32, depth=2)")
 
 
-def decision_times(spec_text: str, hands: int) -> np.ndarray:
-    """Seconds of each decision with a choice, over `hands` hands."""
+def decision_times(spec_text: str, hands: int, config: GameConfig | None = None) -> np.ndarray:
+    """Seconds of each decision with a choice, over `hands` hands at `config` (default: 4
+    players, double-nine), the other seats persistent_line, the timed seat rotated."""
     spec, _ = parse(spec_text)
-    env = dominoes_env.raw_env(4, 9)
+    config = config if config is not None else make_config(4, 9)
+    env = dominoes_env.raw_env(config)
+    n = config.num_players
     times = []
     for hand in range(hands):
         env.reset(seed=hand)
-        seat = hand % 4
-        looker = build(spec, env.game.config, seed=hand)
-        others = [make_policy("persistent_line", 4, 9, seed=hand * 4 + k) for k in range(4)]
+        seat = hand % n
+        looker = build(spec, config, seed=hand)
+        others = [make_policy("persistent_line", config, seed=hand * n + k) for k in range(n)]
         for agent in env.agent_iter():
             observation, _, termination, truncation, _ = env.last()
             if termination or truncation:
