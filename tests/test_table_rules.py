@@ -345,6 +345,6 @@ def test_every_table_with_shipped_weights_seats_all_the_learned_players_by_defau
     for config in tables:
         names = [spec.name for spec, _ in default_policies(config)]
         assert {"td_lambda", "linear_sarsa", "lookahead", "champion"} <= set(names), config
-        assert default_opponent(config).name == "champion"  # it searches with td_lambda's network there
+        assert default_opponent(config).name == "champion"  # with its own network or td_lambda's
         for name in ("linear_sarsa", "lookahead"):
             assert config in shipped_tables(name, "json")

@@ -10,7 +10,7 @@ from test_invariants import RULE_IDS, RULE_SETS
 
 import dominoes_env
 from dominoes_env import IllegalActionError
-from dominoes_env.core import HandState, make_config, rules
+from dominoes_env.core import HandState, batch, make_config, rules
 from dominoes_env.vector import VectorDominoes
 
 
@@ -302,9 +302,12 @@ def test_the_random_picker_on_threads_picks_what_one_thread_picks():
     two = random_legal_actions(masks, np.random.default_rng(4), threads=numba.config.NUMBA_NUM_THREADS)
     assert np.array_equal(one, two) and numba.get_num_threads() == before
     assert np.all(masks[one >= 0, one[one >= 0]] == 1) and np.all((one == -1) == (masks.sum(axis=1) == 0))
+    uniforms = np.random.default_rng(4).random(masks.shape[0])  # the parallel kernel itself, on any machine
+    assert np.array_equal(batch.pick_legal_parallel(masks, uniforms, np.empty(masks.shape[0], dtype=np.int64)), one)
     for bad in (0, numba.config.NUMBA_NUM_THREADS + 1, 1.5):
-        with pytest.raises(ValueError, match="threads"):
+        with pytest.raises(ValueError, match="threads") as refused:
             random_legal_actions(masks, np.random.default_rng(0), threads=bad)
+        assert "\n" not in str(refused.value)
 
 
 def _same_step(a: tuple, b: tuple) -> None:
