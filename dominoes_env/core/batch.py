@@ -327,7 +327,7 @@ def play_random_observe_parallel(buffer, uniforms, actions, rewards, observation
     return finished
 
 
-def _observer(encode):  # type: ignore[no-untyped-def]
+def _observer(encode):
     """A compiled, always-inlined `observe_one` that writes the observation with `encode`."""
 
     @njit(inline="always")
