@@ -10,6 +10,11 @@ rotations) is pooled over all deals, with its 95% interval. Negative: the player
     python benchmarks/champion_strength.py --players 6 --highest 12 --rules mexican_train \\
         --opponents persistent_line td_lambda linear_sarsa lookahead        # one vs five
     python benchmarks/champion_strength.py --player "lookahead(evaluation='td_lambda')" --opponents td_lambda
+    python benchmarks/champion_strength.py --player "champion@NEW" --compare "champion@OLD" --opponents lookahead
+
+``--compare SPEC`` plays SPEC on the same deals and seeds as well, and prints the difference
+between the two, deal by deal (the player's figure minus SPEC's, with its interval): tighter
+than comparing the two intervals, since both sat at the same deals.
 """
 
 from __future__ import annotations
@@ -48,22 +53,37 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--highest", type=int, default=9)
     parser.add_argument("--rules", default=None)
+    parser.add_argument("--compare", default=None, metavar="SPEC",
+                        help="another player to run on the same deals; prints the paired difference")
     args = parser.parse_args()
     print(f"{args.player} x{args.copies} against {args.players - args.copies} of each opponent, {args.players} "
           f"players, double-{args.highest}{' ' + args.rules if args.rules else ''}; {args.hands} hands, seeds "
           f"{args.seed}..{args.seed + args.workers - 1}")
-    print("| opponents | hands | pips a hand vs opponents (95%) | seconds |")
-    print("|---|---:|---:|---:|")
+    compared = f" | {args.compare} | {args.player} minus it, deal by deal" if args.compare else ""
+    print(f"| opponents | hands | pips a hand vs opponents (95%){compared} | seconds |")
+    print("|---|---:|---:|" + ("---:|---:|" if args.compare else "") + "---:|")
     with ProcessPoolExecutor(args.workers) as pool:
         for opponent in args.opponents:
             start = time.perf_counter()
-            share = -(-args.hands // args.workers)
-            tasks = [(args.player, opponent, args.copies, share, args.seed + k, args.players, args.highest,
-                      args.rules) for k in range(args.workers)]
-            deals = np.concatenate(list(pool.map(paired_differences, tasks)))
-            half = 1.96 * deals.std(ddof=1) / np.sqrt(deals.shape[0])
-            print(f"| {args.players - args.copies}x {opponent} | {deals.shape[0] * args.players} | "
-                  f"{deals.mean():+.2f} ± {half:.2f} | {time.perf_counter() - start:.0f} |", flush=True)
+            deals = _match(pool, args.player, opponent, args)
+            cells = f"{_mean_and_interval(deals)}"
+            if args.compare:
+                other = _match(pool, args.compare, opponent, args)
+                cells += f" | {_mean_and_interval(other)} | {_mean_and_interval(deals - other)}"
+            print(f"| {args.players - args.copies}x {opponent} | {deals.shape[0] * args.players} | {cells} | "
+                  f"{time.perf_counter() - start:.0f} |", flush=True)
+
+
+def _match(pool: ProcessPoolExecutor, player: str, opponent: str, args: argparse.Namespace) -> np.ndarray:
+    """Per deal, `player`'s paired difference against `opponent`, over every worker's seeds in order."""
+    share = -(-args.hands // args.workers)
+    tasks = [(player, opponent, args.copies, share, args.seed + k, args.players, args.highest, args.rules)
+             for k in range(args.workers)]
+    return np.concatenate(list(pool.map(paired_differences, tasks)))
+
+
+def _mean_and_interval(deals: np.ndarray) -> str:
+    return f"{deals.mean():+.2f} ± {1.96 * deals.std(ddof=1) / np.sqrt(deals.shape[0]):.2f}"
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ RUNS = {
     "baselines_speed.py": ["--hands", "4", "--repeats", "1", "--configs", "3x6"],
     "bench_at_one_table.py": ["--players", "random", "greedy", "--quick"],
     "chain_search_bound.py": ["--hands", "2"],
-    "champion_speed.py": ["--hands", "1", "--specs", "td_lambda", "champion(simulations=8)"],
+    "champion_speed.py": ["--hands", "1", "--specs", "td_lambda", "champion(simulations=8)", "--players", "2",
+                          "--highest", "12", "--rules", "mexican_train"],
     "champion_strength.py": ["--hands", "8", "--player", "champion(simulations=8)", "--opponents", "random",
                              "--workers", "1"],
     "cold_start.py": ["--repeats", "1", "--commands", "hand"],
@@ -54,3 +55,17 @@ def test_the_table_size_costs_run_and_name_every_table(tmp_path):
     assert [row.split()[0] + row.split()[2] for row in rows] == ["2double-6", "4double-9", "6double-12", "8double-15",
                                                                  "8double-18"]
     assert all(row.count(" us") == 2 for row in rows)
+
+
+@pytest.mark.slow
+def test_comparing_a_player_with_itself_on_the_same_deals_gives_no_difference(tmp_path):
+    """champion_strength.py --compare plays the second player on the same deals and seeds: the
+    same player twice plays the same games, so the difference deal by deal is exactly zero,
+    while its own figure against the opponents is not."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "champion_strength.py"), "--hands", "16",
+                           "--player", "greedy", "--compare", "greedy", "--opponents", "random", "--workers", "2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| 3x random"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2] == cells[3] != "+0.00 ± 0.00" and cells[4] == "+0.00 ± 0.00"
