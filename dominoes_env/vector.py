@@ -69,9 +69,7 @@ def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator, thr
     masks = np.asarray(action_masks)
     if masks.ndim != 2:
         raise ValueError(f"action_masks must be a (games, actions) array, got shape {masks.shape}")
-    threads = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-    if threads > 1:
-        batch.prefer_passive_waiting()
+    threads = thread_count(threads)
     if masks.dtype.itemsize == 1 and masks.dtype.kind in "biu":
         masks = masks.view(np.int8)
     else:
@@ -79,6 +77,19 @@ def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator, thr
     rows = masks.shape[0]
     return threaded_loop(threads, rows, batch.pick_legal, batch.pick_legal_parallel, masks, rng.random(rows),
                          np.empty(rows, dtype=np.int64), serial_bounds=True)
+
+
+def thread_count(threads: Any) -> int:
+    """`threads` checked (a whole number from 1 to numba's thread count); asking for more than one
+    has numba's OpenMP threads wait passively from then on (:func:`batch.prefer_passive_waiting`).
+
+    Raises:
+        ValueError: out of range or not a whole number (one line).
+    """
+    count = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+    if count > 1:
+        batch.prefer_passive_waiting()
+    return count
 
 
 def threaded_loop(threads: int, rows: int, serial: Any, parallel: Any, *arguments: Any,
@@ -146,9 +157,7 @@ class VectorDominoes:
         self.config: GameConfig = table_of(num_players, highest_double, table_rules)
         self.num_envs = validation.integer("num_envs", num_envs, 1, MAX_ENVS)
         #: threads of the compiled loops over more than one block of games (numba's; 1: one core)
-        self.threads = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-        if self.threads > 1:
-            batch.prefer_passive_waiting()
+        self.threads = thread_count(threads)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
         self.layout = observation_layout(self.config, self.num_hands)
