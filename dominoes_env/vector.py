@@ -70,13 +70,9 @@ def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator, thr
     if masks.ndim != 2:
         raise ValueError(f"action_masks must be a (games, actions) array, got shape {masks.shape}")
     threads = thread_count(threads)
-    if masks.dtype.itemsize == 1 and masks.dtype.kind in "biu":
-        masks = masks.view(np.int8)
-    else:
-        masks = (masks != 0).view(np.int8)
     rows = masks.shape[0]
-    return threaded_loop(threads, rows, batch.pick_legal, batch.pick_legal_parallel, masks, rng.random(rows),
-                         np.empty(rows, dtype=np.int64), serial_bounds=True)
+    return threaded_loop(threads, rows, batch.pick_legal, batch.pick_legal_parallel, batch.mask_words(masks),
+                         rng.random(rows), np.empty(rows, dtype=np.int64), serial_bounds=True)
 
 
 def thread_count(threads: Any) -> int:
@@ -169,7 +165,10 @@ class VectorDominoes:
         n, b = self.config.num_players, self.num_envs
         # every array a move reads or writes, in one buffer (the kernels take it as one argument)
         self._arena, self._arrays = batch.allocate(self.config, b, self.num_hands, REWARD_MODES.index(self.reward_mode))
-        self.states = self._arrays.states  #: (B, S) int16, each game's engine state
+        #: (B, S) int16, each game's engine state, read-only: a position changes through this
+        #: class's methods, which keep what the batch remembers of it (its legal moves) in step
+        self.states = self._arrays.states.view()
+        self.states.flags.writeable = False
         self.game_scores = self._arrays.game_scores  #: scores of the hands finished in each game
         self.hands_played = self._arrays.hands_played  #: hands finished in each game's current episode
         self.current_player = self._arrays.players  #: each game's player to move
@@ -197,6 +196,7 @@ class VectorDominoes:
         n = self.config.num_players
         state = 2 * rules.state_size(n, self.config.num_tiles)
         books = 2 * 8 * n + 5 * 8 + 2  # scores and game scores; player, hands, viewer, row, went_out; bad, ended
+        books += 2 * min(batch.LEGAL_CAPACITY, self.config.num_actions) + 8  # the legal moves remembered
         # obs, mask, rewards, player, flags, and step_random's actions
         per_step = self.layout.size + self.config.num_actions + 8 * n + 8 + 2 + 8
         return state + books + 2 * per_step

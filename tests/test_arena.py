@@ -45,4 +45,5 @@ def test_the_compiled_step_reads_every_array_of_the_batch_where_python_keeps_it(
     for name, seen, kept in zip(batch.BatchArrays._fields, compiled, vec._arrays, strict=True):
         assert seen.dtype == kept.dtype and seen.shape == kept.shape, name
         assert np.shares_memory(seen, kept) and np.array_equal(seen, kept), name
-    assert vec.states is vec._arrays.states and vec.current_player is vec._arrays.players
+    assert np.shares_memory(vec.states, vec._arrays.states) and vec.current_player is vec._arrays.players
+    assert not vec.states.flags.writeable  # a position changes through the batch's methods only

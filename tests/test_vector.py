@@ -303,7 +303,15 @@ def test_the_random_picker_on_threads_picks_what_one_thread_picks():
     assert np.array_equal(one, two) and numba.get_num_threads() == before
     assert np.all(masks[one >= 0, one[one >= 0]] == 1) and np.all((one == -1) == (masks.sum(axis=1) == 0))
     uniforms = np.random.default_rng(4).random(masks.shape[0])  # the parallel kernel itself, on any machine
-    assert np.array_equal(batch.pick_legal_parallel(masks, uniforms, np.empty(masks.shape[0], dtype=np.int64)), one)
+    picked = batch.pick_legal_parallel(batch.mask_words(masks), uniforms, np.empty(masks.shape[0], dtype=np.int64))
+    assert np.array_equal(picked, one)
+    # the picker reads a mask four bytes at a time: any dtype, order, width and nonzero value picks alike
+    for same in (masks.astype(bool), masks * np.int8(-3), masks.astype(np.float32), np.asfortranarray(masks),
+                 np.pad(masks, ((0, 0), (0, 1)))[:, :55]):
+        assert np.array_equal(random_legal_actions(same, np.random.default_rng(4)), one)
+    whole_words = masks[:, :52].copy()  # read in place (52 = 13 words)
+    assert np.array_equal(random_legal_actions(whole_words, np.random.default_rng(4)),
+                          random_legal_actions(np.pad(whole_words, ((0, 0), (0, 1))), np.random.default_rng(4)))
     for bad in (0, numba.config.NUMBA_NUM_THREADS + 1, 1.5):
         with pytest.raises(ValueError, match="threads") as refused:
             random_legal_actions(masks, np.random.default_rng(0), threads=bad)
@@ -386,3 +394,67 @@ def test_step_random_defaults_to_the_envs_generator_and_refuses_what_step_refuse
     assert rng.random() == np.random.default_rng(1).random()  # the refused steps drew nothing
     vec.new_games(np.array(over))
     assert vec.step_random()[4]["actions"].shape == (8,)
+
+
+def _stale_move(vec: VectorDominoes, masks: np.ndarray) -> tuple[int, int]:
+    """A game and a move its mask in `masks` shows as legal that its position no longer allows."""
+    for game in range(vec.num_envs):
+        for action in np.flatnonzero(masks[game]).tolist():
+            if not vec.position(game).is_legal(action):
+                return game, action
+    raise AssertionError("no move went stale")
+
+
+def test_the_legal_moves_a_batch_remembers_follow_every_change_of_a_position():
+    """A step checks moves against the legal moves it remembers from the last observation
+    (batch.BatchArrays.legal). play(), deal() and new_games() change positions without a step:
+    a move that was legal before them is refused after, naming the game, and nothing changes."""
+    vec = VectorDominoes(8, seed=5)
+    observations, _ = vec.reset()
+    rng = np.random.default_rng(0)
+    for change in ("play", "deal", "new_games"):
+        observations, *_ = vec.step(random_actions(observations["action_mask"], rng))
+        masks = observations["action_mask"]
+        assert (vec._arrays.legal_counts >= 0).all()  # remembered from this step's observation
+        if change == "play":
+            vec.play(np.arange(8), random_actions(masks, rng))
+        elif change == "deal":
+            vec.deal(np.arange(8), np.zeros(8, dtype=np.int64))
+        else:
+            vec.new_games(np.arange(8))
+        assert (vec._arrays.legal_counts == -1).all(), change
+        game, stale = _stale_move(vec, masks)
+        moves = random_actions(vec.observe(np.arange(8))[1], rng)
+        moves[game] = stale
+        states = vec.states.copy()
+        with pytest.raises(IllegalActionError, match=rf"^1 of the 8 actions refused, nothing changed: game {game}: "):
+            vec.step(moves)
+        assert np.array_equal(vec.states, states), change
+        observations = {"action_mask": vec.observe(np.arange(8))[1]}
+
+
+def test_positions_with_more_legal_moves_than_remembered_are_checked_by_the_rules(monkeypatch):
+    """With room for one legal move a game (most positions have more), step and step_random
+    play exactly the games of a batch that remembers them all, and still refuse illegal moves."""
+    from dominoes_env.vector import random_legal_actions
+
+    full = VectorDominoes(40, seed=9, num_hands=2)
+    monkeypatch.setattr(batch, "LEGAL_CAPACITY", 1)
+    small = VectorDominoes(40, seed=9, num_hands=2)
+    assert small._arrays.legal.shape == (40, 1)
+    observations, _ = full.reset()
+    small.reset()
+    rngs = [np.random.default_rng(4) for _ in range(4)]
+    for turn in range(300):
+        if turn % 2:
+            _same_step(full.step_random(rngs[0]), small.step_random(rngs[1]))
+        else:
+            masks = observations["action_mask"]
+            _same_step(full.step(random_legal_actions(masks, rngs[2])),
+                       small.step(random_legal_actions(masks, rngs[3])))
+        observations = {"action_mask": full.observe(np.arange(40))[1]}
+    assert 0 < (small._arrays.legal_counts >= 0).sum() < 40  # some positions had one legal move
+    bad = random_legal_actions(observations["action_mask"], rngs[0])
+    bad[3] = 999
+    with pytest.raises(IllegalActionError, match="game 3: action 999 is out of range"):
+        small.step(bad)
