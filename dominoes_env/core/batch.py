@@ -122,7 +122,9 @@ def allocate(config: GameConfig, num_games: int, num_hands: int, reward_mode: in
 
 @njit(cache=True, inline="always")
 def unpack(buffer):
-    """The arena's arrays as a tuple, in :class:`BatchArrays`' order."""
+    """The arena's arrays as a tuple, in :class:`BatchArrays`' order. Every call makes every view,
+    whichever are used (numba keeps the unused ones for their reference counts): a kernel
+    unpacks once and hands the arrays on; each more unpack cost a step of one game about 0.5 us."""
     head = arena.header(buffer, _ARRAYS)
     int16, int64, bool_ = np.int16, np.int64, np.bool_
     return (arena.matrix(buffer, head, 0, int16), arena.vector(buffer, head, 1, int16),
@@ -144,8 +146,8 @@ def deal_rows(buffer, rows, uniforms, hand_indices, start, stop):
     from a shuffle of the tiles by ``uniforms[k]`` (T floats in [0, 1) from the caller's seeded
     generator): a Fisher-Yates shuffle, uniform over the T! orders, with no generator state in
     compiled code."""
-    states, _, _, _, _, settings, _, scores = unpack(buffer)[:8]  # scores: a column per player
-    legal_counts = unpack(buffer)[16]
+    arrays = unpack(buffer)  # once: every array of the tuple is made, used or not
+    states, settings, scores, legal_counts = arrays[0], arrays[5], arrays[7], arrays[16]  # scores: a column per player
     highest = settings[HIGHEST]
     t = uniforms.shape[1]
     permutation = np.empty(t, dtype=np.int16)
@@ -191,12 +193,10 @@ def observe_games_parallel(buffer, rows, viewers, by_game, observations, masks, 
 # ---------------------------------------------------------------- a move
 
 @njit(cache=True)
-def count_illegal(buffer, rows, actions, start, stop):
-    """Mark in the scratch ``bad`` of arena `buffer` the entries of [start, stop) whose action is
-    not legal in game ``rows[k]`` (out of range included); return how many. A game's remembered
-    legal moves answer where known (``legal_counts`` >= 0), else the rules."""
-    states, low, high, _, _, _, bad = unpack(buffer)[:7]
-    legal, legal_counts = unpack(buffer)[15:17]
+def count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, start, stop):
+    """Mark in `bad` the entries of [start, stop) whose action is not legal in game ``rows[k]``
+    (out of range included); return how many. A game's remembered legal moves answer where
+    known (``legal_counts`` >= 0, :attr:`BatchArrays.legal`), else the rules."""
     count = 0
     for k in range(start, stop):
         game = rows[k]
@@ -214,12 +214,13 @@ def count_illegal(buffer, rows, actions, start, stop):
 
 
 @njit(cache=True, parallel=True)
-def count_illegal_parallel(buffer, rows, actions):
+def count_illegal_parallel(states, low, high, bad, legal, legal_counts, rows, actions):
     """:func:`count_illegal` over every entry, on every core."""
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
     refused = 0
     for block in prange(blocks):
-        refused += count_illegal(buffer, rows, actions, block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
+        refused += count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, block * BLOCK,
+                                 min(rows.shape[0], (block + 1) * BLOCK))
     return refused
 
 
@@ -250,20 +251,21 @@ def check_and_play(buffer, rows, actions, rewards):
     in game ``rows[k]`` of arena `buffer` and return the number of hands that ended (their
     scores and seats in the move's scratch at entry k); else change nothing, mark the refused
     entries in the scratch ``bad`` and return -(number refused)."""
-    states, low, high, tiles_with_value, _, settings, _, scores, ended, went_out = unpack(buffer)[:10]
-    refused = count_illegal(buffer, rows, actions, 0, rows.shape[0])
+    (states, low, high, tiles_with_value, _, settings, bad, scores, ended, went_out, _, _, _, _, _, legal,
+     legal_counts) = unpack(buffer)
+    refused = count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, 0, rows.shape[0])
     if refused:
         return -refused
     return play_rows(states, low, high, tiles_with_value, settings[REWARD_MODE], scores, ended, went_out,
-                     unpack(buffer)[16], rows, actions, rewards, 0, rows.shape[0])
+                     legal_counts, rows, actions, rewards, 0, rows.shape[0])
 
 
 @njit(cache=True, parallel=True)
 def check_and_play_parallel(buffer, rows, actions, rewards):
     """:func:`check_and_play` on every core."""
-    states, low, high, tiles_with_value, _, settings, _, scores, ended, went_out = unpack(buffer)[:10]
-    legal_counts = unpack(buffer)[16]
-    refused = count_illegal_parallel(buffer, rows, actions)
+    (states, low, high, tiles_with_value, _, settings, bad, scores, ended, went_out, _, _, _, _, _, legal,
+     legal_counts) = unpack(buffer)
+    refused = count_illegal_parallel(states, low, high, bad, legal, legal_counts, rows, actions)
     if refused:
         return -refused
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
@@ -276,8 +278,9 @@ def check_and_play_parallel(buffer, rows, actions, rewards):
 
 
 @njit(cache=True)
-def move_observe_rows(buffer, actions, uniforms, pick, rewards, observations, masks, start, stop):
-    """The move and observation of games ``[start, stop)`` of arena `buffer` (game k is row k),
+def move_observe_rows(arrays, actions, uniforms, pick, rewards, observations, masks, start, stop):
+    """The move and observation of games ``[start, stop)`` of an arena's `arrays` (:func:`unpack`;
+    game k is row k),
     game by game in one pass: play ``actions[k]`` (checked legal by the caller) or, with `pick`,
     a uniformly random legal move, recorded in ``actions[k]``: number ``floor(uniforms[k] *
     count)`` of the game's legal moves in ascending order, :func:`pick_legal`'s choice over its
@@ -287,9 +290,8 @@ def move_observe_rows(buffer, actions, uniforms, pick, rewards, observations, ma
     caller deals it and observes again), and its legal moves remembered for the next step
     (:attr:`BatchArrays.legal`: the pick and the check read them). Returns the number of hands
     that ended."""
-    (states, low, high, tiles_with_value, offsets, settings, _, scores, ended, went_out, game_scores, players) = \
-        unpack(buffer)[:12]
-    known, known_counts = unpack(buffer)[15:17]
+    (states, low, high, tiles_with_value, offsets, settings, _, scores, ended, went_out, game_scores, players, _, _, _,
+     known, known_counts) = arrays
     capacity = known.shape[1]
     highest, max_hand, bits, reward_mode = settings[HIGHEST], settings[MAX_HAND], settings[SCORE_BITS], \
         settings[REWARD_MODE]
@@ -330,10 +332,12 @@ def check_play_observe(buffer, actions, rewards, observations, masks):
     ``actions[k]`` in game k and write its observation and mask (:func:`move_observe_rows`);
     return the number of hands that ended. Else change nothing, mark the refused entries in the
     scratch ``bad`` and return -(number refused)."""
-    refused = count_illegal(buffer, unpack(buffer)[14], actions, 0, actions.shape[0])
+    arrays = unpack(buffer)
+    states, low, high, _, _, _, bad, _, _, _, _, _, _, _, rows, legal, legal_counts = arrays
+    refused = count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, 0, actions.shape[0])
     if refused:
         return -refused
-    return move_observe_rows(buffer, actions, np.empty(0), False, rewards, observations, masks, 0, actions.shape[0])
+    return move_observe_rows(arrays, actions, np.empty(0), False, rewards, observations, masks, 0, actions.shape[0])
 
 
 @njit(cache=True, parallel=True)
@@ -341,14 +345,16 @@ def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
     """:func:`check_play_observe` on every core. The moves are checked on one: against the legal
     moves remembered, a few nanoseconds a game, less than waking the other threads for it (about
     50 us a parallel loop on a 2-core virtual machine)."""
-    refused = count_illegal(buffer, unpack(buffer)[14], actions, 0, actions.shape[0])
+    arrays = unpack(buffer)
+    states, low, high, _, _, _, bad, _, _, _, _, _, _, _, rows, legal, legal_counts = arrays
+    refused = count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, 0, actions.shape[0])
     if refused:
         return -refused
     no_uniforms = np.empty(0)
     b = actions.shape[0]
     finished = 0
     for block in prange((b + BLOCK - 1) // BLOCK):
-        finished += move_observe_rows(buffer, actions, no_uniforms, False, rewards, observations, masks,
+        finished += move_observe_rows(arrays, actions, no_uniforms, False, rewards, observations, masks,
                                       block * BLOCK, min(b, (block + 1) * BLOCK))
     return finished
 
@@ -358,16 +364,18 @@ def play_random_observe(buffer, uniforms, actions, rewards, observations, masks)
     """A whole step of every game of arena `buffer` with random legal moves (:func:`move_observe_rows`
     with `pick`): one pass, with no legality check, since each move comes from its game's legal
     list. Every game's hand must be going on (the caller checks)."""
-    return move_observe_rows(buffer, actions, uniforms, True, rewards, observations, masks, 0, uniforms.shape[0])
+    return move_observe_rows(unpack(buffer), actions, uniforms, True, rewards, observations, masks, 0,
+                             uniforms.shape[0])
 
 
 @njit(cache=True, parallel=True)
 def play_random_observe_parallel(buffer, uniforms, actions, rewards, observations, masks):
     """:func:`play_random_observe` on every core."""
     b = actions.shape[0]
+    arrays = unpack(buffer)
     finished = 0
     for block in prange((b + BLOCK - 1) // BLOCK):
-        finished += move_observe_rows(buffer, actions, uniforms, True, rewards, observations, masks, block * BLOCK,
+        finished += move_observe_rows(arrays, actions, uniforms, True, rewards, observations, masks, block * BLOCK,
                                       min(b, (block + 1) * BLOCK))
     return finished
 
