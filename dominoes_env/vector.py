@@ -52,9 +52,10 @@ SCORES, WENT_OUT, TOTALS = (HandEnded.KEYS[field] for field in ("scores", "went_
 
 
 def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator, threads: int = 1) -> np.ndarray:
-    """One uniformly random legal action per row of (B, A) masks (int8 or bool): the random
-    player of a batch, compiled (:func:`dominoes_env.core.batch.pick_legal`), about ten times
-    faster than numpy's passes over the masks. One ``rng.random(B)`` draw per call: row k takes its
+    """One uniformly random legal action per row of (B, A) masks (any dtype; not 0: legal): the
+    random player of a batch, compiled (:func:`dominoes_env.core.batch.pick_legal`), about ten
+    times faster than numpy's passes over the masks (fastest on the env's own int8 masks where A
+    is a multiple of 4; others are copied first). One ``rng.random(B)`` draw per call: row k takes its
     legal action number ``floor(u_k * count_k)``. A row with no legal action gets -1.
 
     `threads` (default 1) spreads batches of more than one block (256 rows) over that many of

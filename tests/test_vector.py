@@ -305,6 +305,8 @@ def test_the_random_picker_on_threads_picks_what_one_thread_picks():
     uniforms = np.random.default_rng(4).random(masks.shape[0])  # the parallel kernel itself, on any machine
     picked = batch.pick_legal_parallel(batch.mask_words(masks), uniforms, np.empty(masks.shape[0], dtype=np.int64))
     assert np.array_equal(picked, one)
+    reference = [np.flatnonzero(row)[int(u * row.sum())] if row.any() else -1 for row, u in zip(masks, uniforms)]
+    assert one.tolist() == reference  # legal action number floor(u * count), ascending
     # the picker reads a mask four bytes at a time: any dtype, order, width and nonzero value picks alike
     for same in (masks.astype(bool), masks * np.int8(-3), masks.astype(np.float32), np.asfortranarray(masks),
                  np.pad(masks, ((0, 0), (0, 1)))[:, :55]):
