@@ -42,19 +42,56 @@ def test_warm_up_announces_only_when_slow():
     assert said == ["compiling"]  # slower than the threshold: the notice is given
 
 
-def test_a_cold_cache_splits_the_work_with_a_helper_process(monkeypatch):
+def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeypatch):
+    """This process and the helper take the policies in turns from a shared counter, the last
+    listed first; this process then plays every policy once (loading the helper's from the cache)."""
     monkeypatch.setattr(warmup, "_cache_is_cold", lambda *_: True)
     monkeypatch.setattr(warmup, "_cores", lambda: 2)
     played = []
     original = warmup._play_once
     monkeypatch.setattr(warmup, "_play_once", lambda policies, *table: (played.append(list(policies)),
                                                                          original(policies, *table)))
-    specs = [PolicySpec(name) for name in ("greedy", "random", "double", "stupid")]
+    specs = [PolicySpec(name) for name in ("greedy", "random", "double", "stupid", "greedy")]
     # the league's start method (torchrl, imported by other tests of a run, makes "spawn" the default)
     warmup.warm_up(specs, make_config(4, 9), start_method=parallel.start_method())
-    # this process compiled every other policy, the helper (a separate process: not recorded here)
-    # the rest, and this process then played the helper's half once, loading its work from the cache
-    assert played == [specs[0::2], specs[1::2]]
+    distinct = specs[:4]
+    *turns, everything = played
+    assert everything == distinct  # the last call: every policy once, a repeated one once
+    assert all(len(turn) == 1 for turn in turns)
+    taken = [turn[0] for turn in turns]  # this process's turns (the helper's are in its own process)
+    assert len(set(taken)) == len(taken) and taken == [spec for spec in distinct[::-1] if spec in taken]
+
+
+def test_the_helper_starts_with_the_chain_search_the_policies_call(monkeypatch):
+    """The helper's first work, the chain search, compiles exactly the specialisation the
+    policies use: playing persistent_line afterwards adds no compiled version of it."""
+    from baselines.policies.chain_search import search_best_chain
+
+    warmup._compile_chain_search(make_config(4, 9))
+    before = set(search_best_chain.signatures)
+    warmup._play_once([PolicySpec("persistent_line"), PolicySpec("td_lambda")], make_config(4, 9))
+    assert set(search_best_chain.signatures) == before and len(before) == 1
+
+
+@pytest.mark.slow
+def test_a_cold_warm_up_with_a_helper_leaves_every_kernel_ready(tmp_path):
+    """On a fresh cache with two cores, the helper's share is loaded from the cache afterwards:
+    every kernel the policies run is ready in this process, and the engine's probe was compiled."""
+    code = f"""
+from baselines.harness import parallel, warmup
+from baselines.policies.chain_search import search_best_chain
+from baselines.policies.specs import PolicySpec
+from dominoes_env.core import make_config, observation, rules
+warmup._cores = lambda: 2
+kernels = ({KERNELS})
+warmup.warm_up([PolicySpec("persistent_line"), PolicySpec("random"), PolicySpec("greedy")], make_config(3, 6),
+               start_method=parallel.start_method())
+print(bool(rules.cache_probe.stats.cache_misses), [bool(kernel.signatures) for kernel in kernels])
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[-2] == "True [True, True, True, True]"
 
 
 @pytest.mark.slow

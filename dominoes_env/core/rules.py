@@ -453,6 +453,14 @@ def deal_hand(state, permutation, num_players, hand_index, engine_value, engine,
 
 
 @njit(cache=True)
+def cache_probe():
+    """Nothing. numba keeps a module's compiled kernels in a cache that a change of the module's
+    source empties: whether this one was loaded or compiled says whether the rules' cache is
+    there (:func:`baselines.harness.warmup.warm_up`, before any slow compiling starts)."""
+    return 0
+
+
+@njit(cache=True)
 def hand_scores(state, low, high, out):
     """Rule 10: pip sum of the tiles each seat still holds."""
     out[:] = 0
