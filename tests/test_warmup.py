@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from baselines.harness import parallel, warmup
+from baselines.harness import warmup
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config
 
@@ -42,24 +42,35 @@ def test_warm_up_announces_only_when_slow():
     assert said == ["compiling"]  # slower than the threshold: the notice is given
 
 
-def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeypatch):
+def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeypatch, tmp_path):
     """This process and the helper take the policies in turns from a shared counter, the last
-    listed first; this process then plays every policy once (loading the helper's from the cache)."""
+    listed first, each policy once; this process then plays every policy once (loading the
+    helper's from the cache)."""
+    import time
+
     monkeypatch.setattr(warmup, "_cache_is_cold", lambda *_: True)
     monkeypatch.setattr(warmup, "_cores", lambda: 2)
-    played = []
+    log = tmp_path / "turns.txt"
     original = warmup._play_once
-    monkeypatch.setattr(warmup, "_play_once", lambda policies, *table: (played.append(list(policies)),
-                                                                         original(policies, *table)))
+
+    def slow_play(policies, *table):  # recorded by whichever process plays (the helper is forked)
+        with open(log, "a") as out:
+            out.write(f"{os.getpid()} {' '.join(policy.name for policy in policies)}\n")
+        time.sleep(0.2)  # long enough for the helper to take its turns too
+        original(policies, *table)
+
+    monkeypatch.setattr(warmup, "_play_once", slow_play)
     specs = [PolicySpec(name) for name in ("greedy", "random", "double", "stupid", "greedy")]
-    # the league's start method (torchrl, imported by other tests of a run, makes "spawn" the default)
-    warmup.warm_up(specs, make_config(4, 9), start_method=parallel.start_method())
-    distinct = specs[:4]
-    *turns, everything = played
-    assert everything == distinct  # the last call: every policy once, a repeated one once
-    assert all(len(turn) == 1 for turn in turns)
-    taken = [turn[0] for turn in turns]  # this process's turns (the helper's are in its own process)
-    assert len(set(taken)) == len(taken) and taken == [spec for spec in distinct[::-1] if spec in taken]
+    warmup.warm_up(specs, make_config(4, 9), start_method="fork")  # fork: the helper plays slow_play too
+    distinct = [spec.name for spec in specs[:4]]
+    lines = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert lines[-1] == [str(os.getpid()), " ".join(distinct)]  # last: every policy once, here
+    turns = lines[:-1]
+    assert sorted(name for _, name in turns) == sorted(distinct)  # each taken once, by one process
+    pids = {pid for pid, _ in turns}
+    assert len(pids) == 2 and str(os.getpid()) in pids  # both processes took turns
+    mine = [name for pid, name in turns if pid == str(os.getpid())]
+    assert mine == [name for name in distinct[::-1] if name in mine]  # in turn, the last listed first
 
 
 def test_the_helper_starts_with_the_chain_search_the_policies_call(monkeypatch):
@@ -78,7 +89,7 @@ def test_a_cold_warm_up_with_a_helper_leaves_every_kernel_ready(tmp_path):
     """On a fresh cache with two cores, the helper's share is loaded from the cache afterwards:
     every kernel the policies run is ready in this process, and the engine's probe was compiled."""
     code = f"""
-from baselines.harness import parallel, warmup
+from baselines.harness import warmup
 from baselines.policies.chain_search import search_best_chain
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config, observation, rules

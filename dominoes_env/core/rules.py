@@ -455,8 +455,11 @@ def deal_hand(state, permutation, num_players, hand_index, engine_value, engine,
 @njit(cache=True)
 def cache_probe():
     """Nothing. numba keeps a module's compiled kernels in a cache that a change of the module's
-    source empties: whether this one was loaded or compiled says whether the rules' cache is
-    there (:func:`baselines.harness.warmup.warm_up`, before any slow compiling starts)."""
+    source empties: whether this one was loaded or compiled tells a new machine or install (or
+    changed rules) from one that has run before, without slow compiling
+    (:func:`baselines.harness.warmup.warm_up` then shares the work with a helper). A first run
+    stopped early, or a change to another module only, looks like a run before: the warm-up then
+    compiles in one process, slower but complete."""
     return 0
 
 
