@@ -12,9 +12,10 @@ write the shared disk cache): it starts at once with the chain search, which mos
 the learners' features call and which needs no rules engine, while this process compiles the
 engine; then the two take the policies in turns, the last listed first (the league lists its
 cheap players first, and the costly ones are better started early), and this process finally
-loads the helper's from the cache. On two cores the default league's warm-up took 8.5 to 9.1 s
-where splitting the policies in halves (the helper starting after this process had compiled
-the engine) took 11.6 to 11.7 s, alternating, on the same day.
+loads the helper's from the cache. On two cores, `dominoes league --games 20` on a cold cache
+took 11.5 s twice where splitting the policies in halves (the helper starting after this process
+had compiled the engine) took 14.5 s and 15.0 s, alternating (``python benchmarks/cold_start.py
+--repeats 1 --commands league``, the code before run from a worktree).
 """
 
 from __future__ import annotations
