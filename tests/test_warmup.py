@@ -89,7 +89,7 @@ def test_a_cold_warm_up_with_a_helper_leaves_every_kernel_ready(tmp_path):
     """On a fresh cache with two cores, the helper's share is loaded from the cache afterwards:
     every kernel the policies run is ready in this process, and the engine's probe was compiled."""
     code = f"""
-from baselines.harness import warmup
+from baselines.harness import parallel, warmup
 from baselines.policies.chain_search import search_best_chain
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config, observation, rules
