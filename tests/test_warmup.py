@@ -73,7 +73,7 @@ def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeyp
     assert mine == [name for name in distinct[::-1] if name in mine]  # in turn, the last listed first
 
 
-def test_the_helper_starts_with_the_chain_search_the_policies_call(monkeypatch):
+def test_the_helper_starts_with_the_chain_search_the_policies_call():
     """The helper's first work, the chain search, compiles exactly the specialisation the
     policies use: playing persistent_line afterwards adds no compiled version of it."""
     from baselines.policies.chain_search import search_best_chain
