@@ -1,6 +1,6 @@
 """Two threads against one for the batched engine, on free cores and under load, per threading setup.
 
-    python benchmarks/vector_threads.py [--seconds 4] [--batch 4096]
+    python benchmarks/vector_threads.py [--seconds 4] [--batch 4096] [--threads 2]
     python benchmarks/vector_threads.py --against DIR [--rounds 4] [--seconds 2]
 
 ``VectorDominoes(B, threads=2)`` runs its compiled loops on numba's threading layer. The OpenMP
@@ -8,15 +8,20 @@ layer's threads spin while they wait for work, which is fast on free cores and r
 machine (a spinning thread holds a core another process needs, and the step waits for the
 slowest thread), so the package asks OpenMP for passive waiting unless told otherwise
 (:func:`dominoes_env.core.batch.prefer_passive_waiting`). For each setup (that default, OpenMP
-spinning, numba's own workqueue layer) this runs B = 4096 games of 4 players, double-nine, random legal
-moves, in a fresh process with one thread and with two: first with the cores free, then with one
-busy process per core beside it. Printed: decisions/s and the ratio of two threads to one.
+spinning, numba's own workqueue layer) this runs B = 4096 games of 4 players, double-nine, random
+legal moves, with one thread and with two: first with the cores free, then with one busy process
+per core beside it. With the default, one process steps both batches in turns of a few steps, so
+that the load falls on both alike: separate runs of one thread and two had differed by up to 20%
+under load from the load's changes alone, enough to make two threads look slower than one. The
+other setups run each in its own process, since their waiting threads may spin and would slow
+the one-thread turns beside them. Printed: decisions/s and the ratio of two threads to one
+(``--threads N``: N threads, on a machine with N cores or more).
 
 ``--against DIR`` compares code instead: DIR is another checkout of the package (a ``git
-worktree`` of an older commit, say), measured with the default setup in rounds alternating with
-this checkout, free cores then busy ones in each round, so that a change of the machine's speed
-during the run falls on both alike. Printed: each measurement, then each code's ratios and their
-median.
+worktree`` of an older commit, say), measured with the default setup (one thread and two in
+turns in one process) in rounds alternating with this checkout, free cores then busy ones in
+each round, so that a change of the machine's speed during the run falls on both alike.
+Printed: each measurement, then each code's ratios and their median.
 """
 
 from __future__ import annotations
@@ -28,34 +33,63 @@ import subprocess
 import sys
 from pathlib import Path
 
-SETUPS = {"the default (omp, passive waiting)": {},
-          "omp, spinning (OMP_WAIT_POLICY=ACTIVE)": {"OMP_WAIT_POLICY": "ACTIVE"},
-          "workqueue (NUMBA_THREADING_LAYER)": {"NUMBA_THREADING_LAYER": "workqueue"}}
+#: each setup's environment, and whether one thread and two run in one process, in turns (only
+#: where waiting threads sleep: a spinning thread would slow the one-thread turns beside it)
+SETUPS = {"the default (omp, passive waiting)": ({}, True),
+          "omp, spinning (OMP_WAIT_POLICY=ACTIVE)": ({"OMP_WAIT_POLICY": "ACTIVE"}, False),
+          "workqueue (NUMBA_THREADING_LAYER)": ({"NUMBA_THREADING_LAYER": "workqueue"}, False)}
+TURN_STEPS = 20  # steps of one batch before the other batch's turn
 PROBE = """
 import sys, time, numpy as np
 from dominoes_env.vector import VectorDominoes, random_legal_actions
-batch, threads, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
-obs, _ = vec.reset(); rng = np.random.default_rng(0)
-for _ in range(20):
-    obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng, threads))
-start, steps = time.perf_counter(), 0
-while time.perf_counter() - start < seconds:
-    obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng, threads)); steps += 1
-print(steps * batch / (time.perf_counter() - start))
+batch, seconds = int(sys.argv[1]), float(sys.argv[2])
+counts = [int(count) for count in sys.argv[3].split(",")]
+turn = int(sys.argv[4])
+runs = []
+for threads in counts:
+    vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
+    obs, _ = vec.reset()
+    runs.append([vec, obs, np.random.default_rng(0), threads, 0.0, 0])
+def play(run, steps):
+    vec, obs, rng, threads = run[:4]
+    start = time.perf_counter()
+    for _ in range(steps):
+        obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng, threads))
+    run[1] = obs
+    return time.perf_counter() - start
+for run in runs:
+    play(run, 20)
+while sum(run[4] for run in runs) < seconds:
+    for run in runs:
+        run[4] += play(run, turn); run[5] += turn
+print(" ".join(str(run[5] * batch / run[4]) for run in runs))
 """
 
 
-def decisions(setup: dict[str, str], batch: int, threads: int, seconds: float, code: str | None = None) -> float:
-    """Decisions/s of the probe in a fresh process with `setup` in its environment, importing the
-    package from the checkout `code` (default: wherever Python finds it from here)."""
+def decisions(setup: dict[str, str], batch: int, counts: tuple[int, ...], seconds: float,
+              code: str | None = None) -> list[float]:
+    """Decisions/s of a batch on each of `counts` threads, in one fresh process, the batches
+    stepping in turns of TURN_STEPS steps for `seconds` in all (so that a change of the machine's
+    load falls on each alike), with `setup` in its environment, importing the package from the
+    checkout `code` (default: wherever Python finds it from here)."""
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY")}
     if code is not None:  # first on the path: PYTHONPATH, and the working directory of `python -c`
         environment["PYTHONPATH"] = code
-    run = subprocess.run([sys.executable, "-c", PROBE, str(batch), str(threads), str(seconds)],
+    run = subprocess.run([sys.executable, "-c", PROBE, str(batch), str(seconds), ",".join(map(str, counts)),
+                          str(TURN_STEPS)],
                          env={**environment, **setup}, capture_output=True, text=True, check=True, cwd=code)
-    return float(run.stdout.split()[-1])
+    return [float(value) for value in run.stdout.split()[-len(counts):]]
+
+
+def one_and_many(setup: dict[str, str], paired: bool, batch: int, seconds: float, threads: int,
+                 code: str | None = None) -> tuple[float, float]:
+    """Decisions/s on one thread and on `threads`, `seconds` each: in one process, in turns, where
+    `paired`, else in two processes one after the other."""
+    if paired:
+        one, many = decisions(setup, batch, (1, threads), 2 * seconds, code)
+        return one, many
+    return decisions(setup, batch, (1,), seconds, code)[0], decisions(setup, batch, (threads,), seconds, code)[0]
 
 
 def busy_cores() -> list[subprocess.Popen]:
@@ -63,23 +97,24 @@ def busy_cores() -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
 
 
-def compare(other: str, rounds: int, batch: int, seconds: float) -> None:
-    """Two threads / one for the checkout `other` and this one, in alternating rounds."""
+def compare(other: str, rounds: int, batch: int, seconds: float, threads: int) -> None:
+    """`threads` threads / one for the checkout `other` and this one, in alternating rounds."""
     here = str(Path(__file__).resolve().parent.parent)
     codes = {"other": str(Path(other).resolve()), "this": here}
-    for code in codes.values():  # compile (or load) first, outside the timings
-        for threads in (1, 2):
-            decisions({}, 512, threads, 0.1, code)
+    for code in codes.values():  # compile (or load) and start the threads first, outside the timings
+        decisions({}, batch, (1, threads), 1.0, code)
     ratios: dict[tuple[str, str], list[float]] = {(name, load): [] for name in codes for load in ("free", "busy")}
-    print(f"B = {batch}; {other} (other) against {here} (this); decisions/s (M): one thread, two, two / one")
+    print(f"B = {batch}; {other} (other) against {here} (this); decisions/s (M): one thread, {threads}, "
+          f"{threads} / one")
     for round_ in range(rounds):
         for load in ("free", "busy"):
             hogs = busy_cores() if load == "busy" else []
             try:
                 for name, code in codes.items():
-                    one, two = (decisions({}, batch, threads, seconds, code) for threads in (1, 2))
-                    ratios[(name, load)].append(two / one)
-                    print(f"round {round_} {load} {name}: {one / 1e6:.2f} {two / 1e6:.2f} {two / one:.2f}x", flush=True)
+                    one, many = one_and_many({}, True, batch, seconds, threads, code)
+                    ratios[(name, load)].append(many / one)
+                    print(f"round {round_} {load} {name}: {one / 1e6:.2f} {many / 1e6:.2f} {many / one:.2f}x",
+                          flush=True)
             finally:
                 for hog in hogs:
                     hog.kill()
@@ -95,20 +130,24 @@ def main() -> None:
     parser.add_argument("--against", metavar="DIR", default=None,
                         help="another checkout of the package: compare it with this one in alternating rounds")
     parser.add_argument("--rounds", type=int, default=4, help="rounds of --against (default 4)")
+    parser.add_argument("--threads", type=int, default=2, help="threads measured against one (default 2)")
     args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    if not 2 <= args.threads <= cores:
+        parser.error(f"--threads must be from 2 to this machine's {cores} cores, got {args.threads}")
+    n = args.threads
     if args.against is not None:
-        compare(args.against, args.rounds, args.batch, args.seconds)
+        compare(args.against, args.rounds, args.batch, args.seconds, n)
         return
-    for threads in (1, 2):  # compile (or load from numba's cache) every kernel first, outside the timings
-        decisions({}, 512, threads, 0.1)
-    print(f"B = {args.batch}, 4 players, double-nine, random legal moves; decisions/s (M), two threads / one")
-    print("| setup | cores | 1 thread | 2 threads | 2 / 1 |\n|---|---|---:|---:|---:|")
+    decisions({}, args.batch, (1, n), 1.0)  # compile (or load) every kernel and start the threads, outside the timings
+    print(f"B = {args.batch}, 4 players, double-nine, random legal moves; decisions/s (M), {n} threads / one")
+    print(f"| setup | cores | 1 thread | {n} threads | {n} / 1 |\n|---|---|---:|---:|---:|")
     for load in ("free", "busy"):
         hogs = [] if load == "free" else busy_cores()
         try:
-            for name, setup in SETUPS.items():
-                one, two = (decisions(setup, args.batch, threads, args.seconds) for threads in (1, 2))
-                print(f"| {name} | {load} | {one / 1e6:.2f} | {two / 1e6:.2f} | {two / one:.2f}x |", flush=True)
+            for name, (setup, paired) in SETUPS.items():
+                one, many = one_and_many(setup, paired, args.batch, args.seconds, n)
+                print(f"| {name} | {load} | {one / 1e6:.2f} | {many / 1e6:.2f} | {many / one:.2f}x |", flush=True)
         finally:
             for hog in hogs:
                 hog.kill()
