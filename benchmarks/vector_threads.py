@@ -6,16 +6,17 @@
 ``VectorDominoes(B, threads=2)`` runs its compiled loops on numba's threading layer. The OpenMP
 layer's threads spin while they wait for work, which is fast on free cores and ruinous on a busy
 machine (a spinning thread holds a core another process needs, and the step waits for the
-slowest thread), so the package asks OpenMP for passive waiting unless told otherwise
-(:func:`dominoes_env.core.batch.prefer_passive_waiting`). For each setup (that default, OpenMP
-spinning, numba's own workqueue layer) this runs B = 4096 games of 4 players, double-nine, random
-legal moves, with one thread and with two: first with the cores free, then with one busy process
-per core beside it. With the default, one process steps both batches in turns of a few steps, so
-that the load falls on both alike: separate runs of one thread and two had differed by up to 20%
-under load from the load's changes alone, enough to make two threads look slower than one. The
-other setups run each in its own process, since their waiting threads may spin and would slow
-the one-thread turns beside them. Printed: decisions/s and the ratio of two threads to one
-(``--threads N``: N threads, on a machine with N cores or more).
+slowest thread), so the package asks OpenMP for short spins, then sleep, unless told otherwise
+(:func:`dominoes_env.core.batch.prefer_short_spins`). For each setup (that default, passive
+waiting, OpenMP spinning, numba's own workqueue layer) this runs B = 4096 games of 4 players,
+double-nine, random legal moves, with one thread and with two: first with the cores free, then
+with one busy process per core beside it. Where the threads soon sleep (the default, passive
+waiting), one process steps both batches in turns of a few steps, so that the load falls on both
+alike: separate runs of one thread and two had differed by up to 20% under load from the load's
+changes alone, enough to make two threads look slower than one. The other setups run each in its
+own process, since their waiting threads may spin and would slow the one-thread turns beside
+them. Printed: decisions/s and the ratio of two threads to one (``--threads N``: N threads, on a
+machine with N cores or more).
 
 ``--against DIR`` compares code instead: DIR is another checkout of the package (a ``git
 worktree`` of an older commit, say), measured with the default setup (one thread and two in
@@ -33,9 +34,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dominoes_env.core.batch import THREADING_CHOICES
+
 #: each setup's environment, and whether one thread and two run in one process, in turns (only
-#: where waiting threads sleep: a spinning thread would slow the one-thread turns beside it)
-SETUPS = {"the default (omp, passive waiting)": ({}, True),
+#: where waiting threads soon sleep: a spinning thread would slow the one-thread turns beside it)
+SETUPS = {"the default (omp, short spins)": ({}, True),
+          "omp, passive waiting (OMP_WAIT_POLICY=PASSIVE)": ({"OMP_WAIT_POLICY": "PASSIVE"}, True),
           "omp, spinning (OMP_WAIT_POLICY=ACTIVE)": ({"OMP_WAIT_POLICY": "ACTIVE"}, False),
           "workqueue (NUMBA_THREADING_LAYER)": ({"NUMBA_THREADING_LAYER": "workqueue"}, False)}
 TURN_STEPS = 20  # steps of one batch before the other batch's turn
@@ -72,8 +76,7 @@ def decisions(setup: dict[str, str], batch: int, counts: tuple[int, ...], second
     stepping in turns of TURN_STEPS steps for `seconds` in all (so that a change of the machine's
     load falls on each alike), with `setup` in its environment, importing the package from the
     checkout `code` (default: wherever Python finds it from here)."""
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ("NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY")}
+    environment = {key: value for key, value in os.environ.items() if key not in THREADING_CHOICES}
     if code is not None:  # first on the path: PYTHONPATH, and the working directory of `python -c`
         environment["PYTHONPATH"] = code
     run = subprocess.run([sys.executable, "-c", PROBE, str(batch), str(seconds), ",".join(map(str, counts)),

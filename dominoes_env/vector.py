@@ -78,14 +78,15 @@ def random_legal_actions(action_masks: np.ndarray, rng: np.random.Generator, thr
 
 def thread_count(threads: Any) -> int:
     """`threads` checked (a whole number from 1 to numba's thread count); asking for more than one
-    has numba's OpenMP threads wait passively from then on (:func:`batch.prefer_passive_waiting`).
+    has numba's OpenMP threads spin only briefly before they sleep from then on
+    (:func:`batch.prefer_short_spins`).
 
     Raises:
         ValueError: out of range or not a whole number (one line).
     """
     count = validation.integer("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
     if count > 1:
-        batch.prefer_passive_waiting()
+        batch.prefer_short_spins()
     return count
 
 

@@ -28,27 +28,24 @@ def test_one_blas_thread_inside_the_block_and_the_callers_count_after():
         assert blas_threads() == before  # restored on the way out of a failing block too
 
 
-def test_a_batch_on_threads_asks_openmp_to_wait_passively_unless_told_otherwise(monkeypatch):
-    """Spinning OpenMP threads made two threads several times slower than one on a busy machine
-    (benchmarks/vector_threads.py); the user's own OMP_WAIT_POLICY or threading layer is kept."""
+def test_a_batch_on_threads_asks_openmp_for_short_spins_unless_told_otherwise(monkeypatch):
+    """Threads spinning on made two threads several times slower than one on a busy machine
+    (benchmarks/vector_threads.py); a short spin then sleep is asked for, and any setting of the
+    user's own (how the threads wait, or another threading layer) is kept as it is."""
     from dominoes_env.core import batch
     from dominoes_env.vector import VectorDominoes
 
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
-    monkeypatch.delenv("NUMBA_THREADING_LAYER", raising=False)
+    for name in batch.THREADING_CHOICES:
+        monkeypatch.delenv(name, raising=False)
     VectorDominoes(8, 3, 6, threads=1)
-    assert "OMP_WAIT_POLICY" not in os.environ  # one thread: nothing to ask
+    assert not batch.THREADING_CHOICES & set(os.environ)  # one thread: nothing to ask
     VectorDominoes(8, 3, 6, threads=2)
-    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
-    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
-    batch.prefer_passive_waiting()
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
-    monkeypatch.delenv("OMP_WAIT_POLICY")
-    monkeypatch.setenv("GOMP_SPINCOUNT", "1000")  # GNU OpenMP's own setting of how long to spin
-    batch.prefer_passive_waiting()
-    assert "OMP_WAIT_POLICY" not in os.environ
-    monkeypatch.delenv("GOMP_SPINCOUNT")
-    monkeypatch.setenv("NUMBA_THREADING_LAYER", "workqueue")
-    batch.prefer_passive_waiting()
-    assert "OMP_WAIT_POLICY" not in os.environ
+    assert os.environ["GOMP_SPINCOUNT"] == "1000" and os.environ["KMP_BLOCKTIME"] == "0"
+    assert "OMP_WAIT_POLICY" not in os.environ  # it would override the spin count
+    for name, value in (("OMP_WAIT_POLICY", "ACTIVE"), ("GOMP_SPINCOUNT", "30000"), ("KMP_BLOCKTIME", "200"),
+                        ("NUMBA_THREADING_LAYER", "workqueue")):
+        for other in batch.THREADING_CHOICES:
+            monkeypatch.delenv(other, raising=False)
+        monkeypatch.setenv(name, value)
+        batch.prefer_short_spins()
+        assert {key: os.environ[key] for key in batch.THREADING_CHOICES if key in os.environ} == {name: value}

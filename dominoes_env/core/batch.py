@@ -41,21 +41,30 @@ LEGAL_CAPACITY = 32
 _write_observation = njit(inline="always")(layout.write_observation.py_func)
 
 
-def prefer_passive_waiting() -> None:
-    """Let numba's OpenMP threads sleep, not spin, while they wait for work, unless the user said
-    otherwise (``OMP_WAIT_POLICY``, or GNU OpenMP's ``GOMP_SPINCOUNT``) or chose another
-    threading layer (``NUMBA_THREADING_LAYER``).
+#: what a batch on threads asks of numba's OpenMP threads waiting for work, unless the user chose
+#: (THREADING_CHOICES): GNU OpenMP's threads spin 1,000 rounds, then sleep; other OpenMP runtimes'
+#: (LLVM's, Intel's: ``KMP_BLOCKTIME``) sleep at once
+SHORT_SPINS = {"GOMP_SPINCOUNT": "1000", "KMP_BLOCKTIME": "0"}
+#: the settings by which a user chooses how the threads wait, or another threading layer
+THREADING_CHOICES = frozenset({"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "NUMBA_THREADING_LAYER"})
 
-    Spinning threads hold their cores: on a busy machine two threads then ran 3 to 7 times
-    slower than one, while with passive waiting two threads were never slower than one, on free
-    cores or busy ones (``python benchmarks/vector_threads.py``). A short spin (``GOMP_SPINCOUNT=1000``)
-    was about 7% faster on free cores and no better on busy ones, where its runs scattered more.
-    OpenMP reads the setting when
-    its runtime starts, at the first parallel loop of the process, so this is called before
-    one (when a batch asks for more than one thread).
+
+def prefer_short_spins() -> None:
+    """Let numba's OpenMP threads spin only briefly before they sleep while they wait for work
+    (:data:`SHORT_SPINS`), unless the user set one of :data:`THREADING_CHOICES`.
+
+    Threads that spin on hold their cores (OpenMP's default): on a busy machine two threads then
+    ran several times slower than one. Threads that sleep at once (``OMP_WAIT_POLICY=PASSIVE``,
+    the setting before) were never slower than one on busy cores, but each parallel loop then
+    waits tens of microseconds for them to wake. A short spin bridges the gap between the
+    picker's loop and the step's: two threads 1.72x one thread on free cores against 1.62x for
+    sleeping at once, 1.21x against 1.20x on busy cores, never below 1.04x there (medians of six
+    alternating rounds, ``python benchmarks/vector_threads.py --against``).
+    OpenMP reads the setting when its runtime starts, at the first parallel loop of the
+    process, so this is called before one (when a batch asks for more than one thread).
     """
-    if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_THREADING_LAYER"} & set(os.environ):
-        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    if not THREADING_CHOICES & set(os.environ):
+        os.environ.update(SHORT_SPINS)
 
 
 # ---------------------------------------------------------------- a batch's arrays, in one buffer
