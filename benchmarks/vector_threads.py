@@ -49,24 +49,27 @@ from dominoes_env.vector import VectorDominoes, random_legal_actions
 batch, seconds = int(sys.argv[1]), float(sys.argv[2])
 counts = [int(count) for count in sys.argv[3].split(",")]
 turn = int(sys.argv[4])
-runs = []
-for threads in counts:
-    vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
-    obs, _ = vec.reset()
-    runs.append([vec, obs, np.random.default_rng(0), threads, 0.0, 0])
-def play(run, steps):
-    vec, obs, rng, threads = run[:4]
-    start = time.perf_counter()
-    for _ in range(steps):
-        obs, *_ = vec.step(random_legal_actions(obs["action_mask"], rng, threads))
-    run[1] = obs
-    return time.perf_counter() - start
+
+class Run:  # one batch on its thread count, and its time and steps so far
+    def __init__(self, threads):
+        self.threads, self.rng = threads, np.random.default_rng(0)
+        self.vec = VectorDominoes(batch, 4, 9, seed=0, threads=threads)
+        self.obs, _ = self.vec.reset()
+        self.seconds, self.steps = 0.0, 0
+
+    def play(self, steps):
+        start = time.perf_counter()
+        for _ in range(steps):
+            self.obs, *_ = self.vec.step(random_legal_actions(self.obs["action_mask"], self.rng, self.threads))
+        return time.perf_counter() - start
+
+runs = [Run(threads) for threads in counts]
 for run in runs:
-    play(run, 20)
-while sum(run[4] for run in runs) < seconds:
+    run.play(20)  # outside the timings
+while sum(run.seconds for run in runs) < seconds:
     for run in runs:
-        run[4] += play(run, turn); run[5] += turn
-print(" ".join(str(run[5] * batch / run[4]) for run in runs))
+        run.seconds += run.play(turn); run.steps += turn
+print(" ".join(str(run.steps * batch / run.seconds) for run in runs))
 """
 
 

@@ -37,15 +37,21 @@ def test_a_batch_on_threads_asks_openmp_for_short_spins_unless_told_otherwise(mo
 
     for name in batch.THREADING_CHOICES:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(batch, "_short_spins_asked", False)  # as in a fresh process
     VectorDominoes(8, 3, 6, threads=1)
     assert not batch.THREADING_CHOICES & set(os.environ)  # one thread: nothing to ask
     VectorDominoes(8, 3, 6, threads=2)
     assert os.environ["GOMP_SPINCOUNT"] == "1000" and os.environ["KMP_BLOCKTIME"] == "0"
     assert "OMP_WAIT_POLICY" not in os.environ  # it would override the spin count
+    for name in batch.SHORT_SPINS:
+        monkeypatch.delenv(name)
+    VectorDominoes(8, 3, 6, threads=2)  # asked once a process: a later batch looks no more
+    assert not batch.THREADING_CHOICES & set(os.environ)
     for name, value in (("OMP_WAIT_POLICY", "ACTIVE"), ("GOMP_SPINCOUNT", "30000"), ("KMP_BLOCKTIME", "200"),
                         ("NUMBA_THREADING_LAYER", "workqueue")):
         for other in batch.THREADING_CHOICES:
             monkeypatch.delenv(other, raising=False)
         monkeypatch.setenv(name, value)
+        monkeypatch.setattr(batch, "_short_spins_asked", False)
         batch.prefer_short_spins()
         assert {key: os.environ[key] for key in batch.THREADING_CHOICES if key in os.environ} == {name: value}

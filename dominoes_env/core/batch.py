@@ -61,10 +61,18 @@ def prefer_short_spins() -> None:
     sleeping at once, 1.21x against 1.20x on busy cores, never below 1.04x there (medians of six
     alternating rounds, ``python benchmarks/vector_threads.py --against``).
     OpenMP reads the setting when its runtime starts, at the first parallel loop of the
-    process, so this is called before one (when a batch asks for more than one thread).
+    process, so this is called before one (when a batch or the picker asks for more than one
+    thread), and only the first call looks: the picker asks at every step.
     """
-    if not THREADING_CHOICES & set(os.environ):
+    global _short_spins_asked
+    if _short_spins_asked:
+        return
+    _short_spins_asked = True
+    if not any(name in os.environ for name in THREADING_CHOICES):
         os.environ.update(SHORT_SPINS)
+
+
+_short_spins_asked = False  # whether prefer_short_spins() has looked (once a process)
 
 
 # ---------------------------------------------------------------- a batch's arrays, in one buffer
