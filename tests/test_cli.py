@@ -111,6 +111,26 @@ def test_demo_tells_passes_and_draws_in_words_and_draws_the_final_board(capsys):
     assert "plays draw" not in with_boneyard and with_boneyard.count(" draws (no tile fits)") == 3
 
 
+def test_the_program_exits_with_main_s_status_and_without_the_final_collection(monkeypatch, capsys):
+    """``dominoes`` (the script and ``python -m baselines.cli``) runs main, freezes the heap so the
+    interpreter's last collection skips it, and exits with main's status; main alone, as the tests
+    call it, leaves the collector alone."""
+    import gc
+
+    from baselines.cli import run
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    for argv, status in ((["dominoes", "--version"], 0), (["dominoes", "table", "--players", "9"], 2)):
+        monkeypatch.setattr("sys.argv", argv)
+        with pytest.raises(SystemExit) as exited:
+            run()
+        assert exited.value.code == status
+    assert frozen == [True, True]
+    assert dominoes(["--version"]) == 0 and frozen == [True, True]
+    capsys.readouterr()
+
+
 def test_the_version_is_the_installed_one(capsys):
     import importlib.metadata
 

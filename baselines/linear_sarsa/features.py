@@ -48,7 +48,6 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
@@ -58,6 +57,7 @@ from baselines.policies.chain_search import (
     search_best_chain,
 )
 from dominoes_env.core.afterstate import afterstates
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import (
     DUMMY_OPEN,
@@ -67,6 +67,7 @@ from dominoes_env.core.observation import (
     MARKERS,
     OPEN_VALUES,
     PLAYED,
+    index_of_one,
     observation_layout,
 )
 from dominoes_env.core.rules import double_index
@@ -126,7 +127,7 @@ class MoveFeatures:
         return Moves(features, ends_hand, pips_left)
 
 
-@njit(cache=True)
+@kernel
 def _write_features(observations: Any, rows: Any, actions: Any, after: Any, offsets: Any, n: int, highest: int,
                     max_hand: int, low: Any, high: Any, in_pow: Any, off_pow: Any, out: Any, pips_left: Any) -> None:
     """Row k of `out` (zeroed): the features of move ``actions[k]`` of ``observations[rows[k]]``,
@@ -141,7 +142,7 @@ def _write_features(observations: Any, rows: Any, actions: Any, after: Any, offs
         _opponent_columns(before, offsets, n, max_hand, row)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _move_columns(action: int, n: int, t: int, highest: int, low: Any, high: Any, row: Any) -> None:
     """What the move is: the tile (none for a pass) and the line it goes on."""
     row[BIAS] = 1.0
@@ -156,7 +157,7 @@ def _move_columns(action: int, n: int, t: int, highest: int, low: Any, high: Any
     row[ON_DUMMY] = line == n
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _hand_columns(after: Any, offsets: Any, highest: int, max_hand: int, low: Any, high: Any, in_pow: Any,
                   off_pow: Any, positions: Any, row: Any) -> float:
     """My hand after the move and the best chain it can still lay on my own line; returns its pips."""
@@ -170,7 +171,7 @@ def _hand_columns(after: Any, offsets: Any, highest: int, max_hand: int, low: An
             pips += low[tile] + high[tile]
             if low[tile] == high[tile]:
                 double_pips += low[tile] + high[tile]
-    own_open = np.argmax(after[offsets[OPEN_VALUES]:offsets[OPEN_VALUES] + highest + 1])  # line 0: mine
+    own_open = index_of_one(after, offsets[OPEN_VALUES], highest + 1)  # line 0: mine
     value, length = search_best_chain(hand[:held], np.int64(own_open), low, high, in_pow, off_pow,
                                       np.int64(MAX_LINE_LENGTH), positions)  # int64s: the planners' signature
     chain_pips = 0
@@ -186,7 +187,7 @@ def _hand_columns(after: Any, offsets: Any, highest: int, max_hand: int, low: An
     return float(pips)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _line_columns(before: Any, after: Any, action: int, offsets: Any, n: int, highest: int, max_hand: int,
                   low: Any, high: Any, row: Any) -> None:
     """Which lines are open to me, and to the others, after the move."""
@@ -206,7 +207,7 @@ def _line_columns(before: Any, after: Any, action: int, offsets: Any, n: int, hi
     if line > n or not (line == n or after[offsets[MARKERS] + line]):  # a pass, or a line closed to the others
         return
     value = _open_value(after, offsets, line, v)
-    engine = double_index(np.argmax(before[offsets[HAND_NUMBER]:offsets[HAND_NUMBER] + v]), highest)
+    engine = double_index(index_of_one(before, offsets[HAND_NUMBER], v), highest)
     unseen = 0  # tiles I cannot see (not mine, not on the table, not the engine) that fit the new open value
     for tile in range(t):
         if (low[tile] == value or high[tile] == value) and tile != engine and not before[offsets[HAND] + tile] \
@@ -215,7 +216,7 @@ def _line_columns(before: Any, after: Any, action: int, offsets: Any, n: int, hi
     row[FEEDS_OTHERS] = unseen / v
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _opponent_columns(before: Any, offsets: Any, n: int, max_hand: int, row: Any) -> None:
     """How many others' lines are open, and how close the others are to going out."""
     up = 0
@@ -231,13 +232,12 @@ def _opponent_columns(before: Any, offsets: Any, n: int, max_hand: int, row: Any
     row[PIPS_LEFT_NEAR_OUT] = row[PIPS_LEFT] * row[OPPONENT_NEAR_OUT]
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _open_value(vector: Any, offsets: Any, line: int, v: int) -> int:
-    start = offsets[OPEN_VALUES] + line * v
-    return int(np.argmax(vector[start:start + v]))
+    return index_of_one(vector, offsets[OPEN_VALUES] + line * v, v)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _on_table(vector: Any, offsets: Any, n: int, t: int, tile: int) -> bool:
     for line in range(n + 1):
         if vector[offsets[PLAYED] + line * t + tile]:

@@ -13,10 +13,10 @@ The evaluation predicts the seat's pips left at the end of the hand (lower is be
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from baselines.policies.chain_search import search_best_chain
 from dominoes_env.core import rules
+from dominoes_env.core.compiled import kernel
 
 #: The features, in order (the weights file lists them, so a file of another version is refused).
 FEATURE_NAMES = (
@@ -40,7 +40,7 @@ NUM_FEATURES = len(FEATURE_NAMES)
 CHAIN_DEPTH = 5  # the chain feature's search depth: short keeps a rollout position cheap
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions):
     """Features of `state` as seat `seat` sees it, into `out` (NUM_FEATURES floats).
 
@@ -98,7 +98,7 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
     out[14] = state[rules.PILE_COUNT] / 20.0
 
 
-@njit(cache=True)
+@kernel
 def features_of_states(states, seat, low, high, in_pow, off_pow):
     """(k, NUM_FEATURES) features of k states, each as seat `seat` sees it."""
     out = np.empty((states.shape[0], NUM_FEATURES), dtype=np.float64)

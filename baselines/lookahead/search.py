@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
 
 from baselines.policies.policy import first_minimum_per_run
 from dominoes_env.core import rules
+from dominoes_env.core.compiled import kernel
 
 #: Rollout policies: how the other seats move in the search (the same choices as the named policies).
 ROLLOUT_POLICIES = ("greedy", "double", "random")
@@ -25,7 +25,7 @@ GREEDY, DOUBLE, RANDOM = range(len(ROLLOUT_POLICIES))
 PLAYER = 0  # the player's seat in a sampled world (its own frame)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def rollout_action(state, kind, low, high, tiles_with_value, legal, rng):
     """The rollout policy's move for the seat to move: greedy (heaviest tile, lowest action index
     among equals), double (any double first, then greedy) or uniformly random."""
@@ -44,7 +44,7 @@ def rollout_action(state, kind, low, high, tiles_with_value, legal, rng):
     return best
 
 
-@njit(cache=True)
+@kernel
 def others_move(states, kind, low, high, tiles_with_value, rng):
     """In place: the other seats move (rollout policy) until the player is to move or the hand is
     over; a forced draw of the player's is played too (its tile is unknown: nothing to choose)."""
@@ -62,7 +62,7 @@ def others_move(states, kind, low, high, tiles_with_value, rng):
             rules.apply_action(state, low, high, tiles_with_value, move)
 
 
-@njit(cache=True)
+@kernel
 def count_moves(states, tiles_with_value):
     """The player's number of legal moves in each state (0 where the hand is over)."""
     legal = np.empty(rules.last_action(states[0]) + 1, dtype=np.int64)
@@ -73,7 +73,7 @@ def count_moves(states, tiles_with_value):
     return counts
 
 
-@njit(cache=True)
+@kernel
 def play_each_move(states, counts, low, high, tiles_with_value, out):
     """Every legal move of each state with counts[k] > 0, played into consecutive rows of `out`
     (state k's moves in ascending action order)."""
@@ -90,7 +90,7 @@ def play_each_move(states, counts, low, high, tiles_with_value, out):
             row += 1
 
 
-@njit(cache=True)
+@kernel
 def final_pips(states, seat, low, high):
     """Each state's pips held by `seat` where the hand is over, NaN where it goes on."""
     out = np.full(states.shape[0], np.nan)

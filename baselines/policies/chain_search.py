@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
 
 from dominoes_env.core import validation
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.tiles import tile_set
 
 #: Reference defaults (docs/baselines.md).
@@ -163,7 +163,7 @@ def _hand_array(hand: Iterable[int], num_tiles: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- compiled core
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def turn_of(non_doubles):
     """Turn exponent of a chain tile: non-doubles among the tiles up to it, minus one, at least 0.
 
@@ -173,7 +173,7 @@ def turn_of(non_doubles):
     return max(non_doubles - 1, 0)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def chain_value_of_parts(length, in_line, chain_pips, non_doubles, total, off_pow):
     """The chain value formula, the one place it is written: in-line value minus the pips left
     off the chain, discounted by the chain's last turn (exponent 1 for the empty chain)."""
@@ -181,7 +181,7 @@ def chain_value_of_parts(length, in_line, chain_pips, non_doubles, total, off_po
     return in_line - off_pow[exponent] * (total - chain_pips)
 
 
-@njit(cache=True)
+@kernel
 def walk_chain(chain, low, high, in_pow, weighted_pips):
     """Lay `chain` (tile indices, play order) tile by tile: return (in-line value, chain pips,
     non-doubles) and write each tile's discounted pips ``in_pow[turn] * pips`` into `weighted_pips`."""
@@ -199,7 +199,7 @@ def walk_chain(chain, low, high, in_pow, weighted_pips):
     return in_line, chain_pips, non_doubles
 
 
-@njit(cache=True)
+@kernel
 def value_of_chain(chain, hand, low, high, in_pow, off_pow):
     """Value of `chain` (tile indices, play order) held in `hand` (tile indices), as above."""
     total = np.int64(0)  # not the literal 0: a literal would compile the callee twice
@@ -208,7 +208,7 @@ def value_of_chain(chain, hand, low, high, in_pow, off_pow):
     return value_in_hand_of(chain, total, low, high, in_pow, off_pow)
 
 
-@njit(cache=True)
+@kernel
 def value_in_hand_of(chain, total, low, high, in_pow, off_pow):
     """Value of `chain` held in a hand whose tiles add up to `total` pips."""
     weighted_pips = np.empty(chain.shape[0], dtype=np.float64)
@@ -216,7 +216,7 @@ def value_in_hand_of(chain, total, low, high, in_pow, off_pow):
     return chain_value_of_parts(chain.shape[0], in_line, chain_pips, non_doubles, total, off_pow)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _upper_bound(length, in_line, chain_pips, non_doubles, total, doubles_left, by_pips, pips, used,
                  max_length, in_pow, off_pow):
     """An upper bound on the value of every maximal chain extending the current one.
@@ -250,7 +250,7 @@ def _upper_bound(length, in_line, chain_pips, non_doubles, total, doubles_left, 
     return bound
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _precedes(sequence, best_sequence, length, best_length):
     """Whether a chain comes before the best one in tile index order (neither is a prefix of the other)."""
     for k in range(min(length, best_length)):
@@ -259,11 +259,13 @@ def _precedes(sequence, best_sequence, length, best_length):
     return length < best_length
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _heaviest_first(pips):
     """Positions ordered by decreasing pips, equal pips in position order (a stable insertion
     sort: hands are short, and it compiles far faster than numba's argsort)."""
-    order = np.arange(pips.shape[0])
+    order = np.empty(pips.shape[0], dtype=np.int64)  # not np.arange: its overload compiles slowly
+    for i in range(order.shape[0]):
+        order[i] = i
     for i in range(1, order.shape[0]):
         current = order[i]
         j = i - 1
@@ -274,7 +276,7 @@ def _heaviest_first(pips):
     return order
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _hand_graph(hand, open_value, low, high):
     """The hand as a graph on pip values: each tile an edge (a double a loop) between its ends.
 
@@ -304,7 +306,7 @@ def _hand_graph(hand, open_value, low, high):
     return pips, is_double, adjacency, degree, by_pips
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _can_extend(here, adjacency, degree, used):
     for j in range(degree[here]):
         if not used[adjacency[here, j]]:
@@ -312,7 +314,7 @@ def _can_extend(here, adjacency, degree, used):
     return False
 
 
-@njit(cache=True)
+@kernel
 def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out):
     """The best chain of `hand` (ascending tile indices) from `open_value`, within
     :data:`MAX_SEARCH_NODES` nodes: what the policies and the learners' features use.
@@ -325,7 +327,7 @@ def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_len
     return value, length
 
 
-@njit(cache=True)
+@kernel
 def search_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out, max_nodes):
     """:func:`search_best_chain` with a node budget of `max_nodes` (0: none, the exact search).
 
@@ -337,8 +339,10 @@ def search_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, 
         (value, length, nodes entered): more than `max_nodes` nodes means the budget bound.
     """
     pips, is_double, adjacency, degree, by_pips = _hand_graph(hand, open_value, low, high)
-    total = pips.sum()
-    doubles = is_double.sum()
+    total = doubles = 0  # loops, not .sum(): numba compiles an overload per array type for that
+    for i in range(pips.shape[0]):
+        total += pips[i]
+        doubles += is_double[i]
     used = np.zeros(hand.shape[0], dtype=np.bool_)
     max_length = min(max_line_length, hand.shape[0])
     slack = 1e-9 * (total + 1.0)  # float rounding: never prune a subtree that could tie the best

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
@@ -32,12 +31,13 @@ from baselines.policies.chain_search import (
 )
 from baselines.policies.policy import BatchPolicy, Policy, SeedLike
 from baselines.policies.registry import register_policy
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
 from dominoes_env.vector import random_legal_actions
 
 
-@njit(cache=True)
+@kernel
 def best_legal_action(scores, action_mask):
     """The shared tie-break: the legal action with the highest score, lowest index among equals."""
     best = -1
@@ -47,7 +47,7 @@ def best_legal_action(scores, action_mask):
     return best
 
 
-@njit(cache=True)
+@kernel
 def first_legal_in_order(action_masks, order):
     """For each row of the masks, the first action of `order` the row allows."""
     chosen = np.empty(action_masks.shape[0], dtype=np.int64)
@@ -59,7 +59,7 @@ def first_legal_in_order(action_masks, order):
     return chosen
 
 
-@njit(cache=True)
+@kernel
 def kept_chain_value(observation, hand_start, open_start, chain, low, high, in_pow, off_pow):
     """Value of a kept chain for the hand in `observation`, or NaN if the chain no longer
     starts at the own line's open value or a chain tile has left the hand.

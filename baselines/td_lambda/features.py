@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import numpy as np
-from numba import njit
 
 from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
@@ -22,8 +21,9 @@ from baselines.policies.chain_search import (
     search_best_chain,
     walk_chain,
 )
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
-from dominoes_env.core.observation import observation_fields
+from dominoes_env.core.observation import index_of_one, observation_fields
 
 
 class HasVariant(Protocol):
@@ -140,7 +140,7 @@ def make_features(config: HasVariant) -> BasicFeatures:
     return (LineFeatures if config.variant == "line" else BasicFeatures)(config.game)
 
 
-@njit(cache=True)
+@kernel
 def _basic_block(vectors: Any, offsets: Any, n: int, t: int, v: int, max_hand: int, out: Any) -> None:
     """BasicFeatures in one pass; `offsets` are those of hand, played, open_values, markers,
     passed_last, hand_sizes, turns_until and dummy_open in the observation layout."""
@@ -172,7 +172,7 @@ def _basic_block(vectors: Any, offsets: Any, n: int, t: int, v: int, max_hand: i
         out[k, col + 4 * n] = row[dummy]
 
 
-@njit(cache=True)
+@kernel
 def _best_chain_block(hands: Any, own_open_one_hot: Any, low: Any, high: Any, in_pow: Any, off_pow: Any,
                       max_line_length: int, pip_scale: float, hand_scale: float, size_scale: float,
                       out: Any) -> None:
@@ -182,7 +182,7 @@ def _best_chain_block(hands: Any, own_open_one_hot: Any, low: Any, high: Any, in
     weighted_pips = np.empty(max_line_length, dtype=np.float64)
     for k in range(hands.shape[0]):
         hand = np.nonzero(hands[k])[0].astype(np.int64)
-        open_value = np.argmax(own_open_one_hot[k])
+        open_value = index_of_one(own_open_one_hot[k], 0, own_open_one_hot.shape[1])
         value, length = search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, positions)
         chain = hand[positions[:length]]
         in_line, chain_pips, _ = walk_chain(chain, low, high, in_pow, weighted_pips)

@@ -16,7 +16,6 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
-from numba import njit
 
 from baselines.harness.threads import one_blas_thread
 from baselines.learning.files import file_version, ships
@@ -32,6 +31,7 @@ from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import BasicFeatures, make_features
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import afterstates, legal_afterstates
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig, describe_table
 
 
@@ -77,7 +77,7 @@ class NumpyValue:
             return (x @ self.w_out + self.b_out)[..., 0]
 
 
-@njit(cache=True)
+@kernel
 def _relu_layer_norm(y: Any, bias: Any, norm_weight: Any, norm_bias: Any) -> None:
     """The rest of a hidden block after its matrix product, in place: + bias -> ReLU -> LayerNorm."""
     width = y.shape[1]

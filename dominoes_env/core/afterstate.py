@@ -32,15 +32,15 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import njit
 
 from dominoes_env.core import observation as layout
 from dominoes_env.core import rules
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig, config_of
 from dominoes_env.core.validation import as_integer
 
 
-@njit(cache=True)
+@kernel
 def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_hand, rule_flags, base_size,
                        low, high, tiles_with_value, state_size, out, ends_hand):
     """For each k: read observation rows[k] into a state, play actions[k], encode the result into out[k]."""
@@ -67,7 +67,7 @@ def _write_afterstates(observations, rows, actions, offsets, n, t, highest, max_
         ends_hand[k] = state[rules.HAND_OVER] == 1
 
 
-@njit(cache=True)
+@kernel
 def _legal_actions(observation, offsets, n, t, highest, max_hand, rule_flags, tiles_with_value, state_size, out):
     """The observer's legal actions (ascending) into `out`; return their count."""
     state = np.zeros(state_size, dtype=np.int16)

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
+
+from dominoes_env.core.compiled import kernel
 
 #: int64 header entries per array: first byte, byte after the last, rows, columns
 FIELDS = 4
@@ -53,19 +54,19 @@ def allocate(specs: Sequence[tuple[tuple[int, ...], type]]) -> tuple[np.ndarray,
 # (a numpy scalar type such as ``np.int16``, a constant where the reader is inlined) and
 # rank. Inlined, a reader costs a few tens of nanoseconds.
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def header(buffer, count):
     """The header of a buffer of `count` arrays, as int64."""
     return buffer[:FIELDS * 8 * count].view(np.int64)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def vector(buffer, head, k, dtype):
     """Array k, 1-D, of `dtype`."""
     return buffer[head[FIELDS * k]:head[FIELDS * k + 1]].view(dtype)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def matrix(buffer, head, k, dtype):
     """Array k, 2-D, of `dtype`."""
     return vector(buffer, head, k, dtype).reshape((head[FIELDS * k + 2], head[FIELDS * k + 3]))

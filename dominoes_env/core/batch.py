@@ -22,10 +22,11 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from dominoes_env.core import arena, rules
 from dominoes_env.core import observation as layout
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.rewards import hand_rewards_into
 
@@ -38,7 +39,7 @@ LEGAL_CAPACITY = 32
 #: the encoder (observation.write_observation), compiled into the batch's observing loops: a
 #: step is about 7% faster with it inlined there; elsewhere it stays one compiled function, so
 #: its other callers do not compile it again
-_write_observation = njit(inline="always")(layout.write_observation.py_func)
+_write_observation = kernel(layout.write_observation.py_func, inline="always", cache=False)
 
 
 #: what a batch on threads asks of numba's OpenMP threads waiting for work, unless the user chose
@@ -137,7 +138,7 @@ def allocate(config: GameConfig, num_games: int, num_hands: int, reward_mode: in
     return buffer, arrays
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def unpack(buffer):
     """The arena's arrays as a tuple, in :class:`BatchArrays`' order. Every call makes every view,
     whichever are used (numba keeps the unused ones for their reference counts): a kernel
@@ -157,7 +158,7 @@ def unpack(buffer):
 
 # ---------------------------------------------------------------- dealing, observing
 
-@njit(cache=True)
+@kernel
 def deal_rows(buffer, rows, uniforms, hand_indices, start, stop):
     """Deal hand ``hand_indices[k]`` into game ``rows[k]`` of arena `buffer`, k in [start, stop),
     from a shuffle of the tiles by ``uniforms[k]`` (T floats in [0, 1) from the caller's seeded
@@ -182,7 +183,7 @@ def deal_rows(buffer, rows, uniforms, hand_indices, start, stop):
         legal_counts[rows[k]] = -1
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def deal_parallel(buffer, rows, uniforms, hand_indices):
     """:func:`deal_rows` over every entry, on every core."""
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
@@ -190,7 +191,7 @@ def deal_parallel(buffer, rows, uniforms, hand_indices):
         deal_rows(buffer, rows, uniforms, hand_indices, block * BLOCK, min(rows.shape[0], (block + 1) * BLOCK))
 
 
-@njit(cache=True)
+@kernel
 def observe_games(buffer, rows, viewers, by_game, observations, masks, players, start, stop):
     """:func:`observe_rows` of the games ``rows[start:stop]`` of arena `buffer`."""
     (states, _, _, tiles_with_value, offsets, settings, _, _, _, _, game_scores) = unpack(buffer)[:11]
@@ -198,7 +199,7 @@ def observe_games(buffer, rows, viewers, by_game, observations, masks, players, 
                  tiles_with_value, rows, viewers, by_game, observations, masks, players, start, stop)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def observe_games_parallel(buffer, rows, viewers, by_game, observations, masks, players):
     """:func:`observe_games` over every entry, on every core."""
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
@@ -209,7 +210,7 @@ def observe_games_parallel(buffer, rows, viewers, by_game, observations, masks, 
 
 # ---------------------------------------------------------------- a move
 
-@njit(cache=True)
+@kernel
 def count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, start, stop):
     """Mark in `bad` the entries of [start, stop) whose action is not legal in game ``rows[k]``
     (out of range included); return how many. A game's remembered legal moves answer where
@@ -230,7 +231,7 @@ def count_illegal(states, low, high, bad, legal, legal_counts, rows, actions, st
     return count
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def count_illegal_parallel(states, low, high, bad, legal, legal_counts, rows, actions):
     """:func:`count_illegal` over every entry, on every core."""
     blocks = (rows.shape[0] + BLOCK - 1) // BLOCK
@@ -241,7 +242,7 @@ def count_illegal_parallel(states, low, high, bad, legal, legal_counts, rows, ac
     return refused
 
 
-@njit(cache=True)
+@kernel
 def play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, went_out, legal_counts, rows, actions,
               rewards, start, stop):
     """Play ``actions[k]`` in game ``rows[k]``, k in [start, stop) (checked legal by the caller);
@@ -262,7 +263,7 @@ def play_rows(states, low, high, tiles_with_value, reward_mode, scores, ended, w
     return count
 
 
-@njit(cache=True)
+@kernel
 def check_and_play(buffer, rows, actions, rewards):
     """The whole move of a small batch in one call: if every action is legal, play ``actions[k]``
     in game ``rows[k]`` of arena `buffer` and return the number of hands that ended (their
@@ -277,7 +278,7 @@ def check_and_play(buffer, rows, actions, rewards):
                      legal_counts, rows, actions, rewards, 0, rows.shape[0])
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def check_and_play_parallel(buffer, rows, actions, rewards):
     """:func:`check_and_play` on every core."""
     (states, low, high, tiles_with_value, _, settings, bad, scores, ended, went_out, _, _, _, _, _, legal,
@@ -294,7 +295,7 @@ def check_and_play_parallel(buffer, rows, actions, rewards):
     return finished
 
 
-@njit(cache=True)
+@kernel
 def move_observe_rows(arrays, actions, uniforms, pick, rewards, observations, masks, start, stop):
     """The move and observation of games ``[start, stop)`` of an arena's `arrays` (:func:`unpack`;
     game k is row k), game by game in one pass: play ``actions[k]`` (checked legal by the
@@ -342,7 +343,7 @@ def move_observe_rows(arrays, actions, uniforms, pick, rewards, observations, ma
     return count
 
 
-@njit(cache=True)
+@kernel
 def check_play_observe(buffer, actions, rewards, observations, masks):
     """A whole step of every game of arena `buffer` in one call: if every action is legal, play
     ``actions[k]`` in game k and write its observation and mask (:func:`move_observe_rows`);
@@ -356,7 +357,7 @@ def check_play_observe(buffer, actions, rewards, observations, masks):
     return move_observe_rows(arrays, actions, np.empty(0), False, rewards, observations, masks, 0, actions.shape[0])
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
     """:func:`check_play_observe` on every core. The moves are checked on one: against the legal
     moves remembered, a few nanoseconds a game, less than waking the other threads for it (about
@@ -375,7 +376,7 @@ def check_play_observe_parallel(buffer, actions, rewards, observations, masks):
     return finished
 
 
-@njit(cache=True)
+@kernel
 def play_random_observe(buffer, uniforms, actions, rewards, observations, masks):
     """A whole step of every game of arena `buffer` with random legal moves (:func:`move_observe_rows`
     with `pick`): one pass, with no legality check, since each move comes from its game's legal
@@ -384,7 +385,7 @@ def play_random_observe(buffer, uniforms, actions, rewards, observations, masks)
                              uniforms.shape[0])
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def play_random_observe_parallel(buffer, uniforms, actions, rewards, observations, masks):
     """:func:`play_random_observe` on every core."""
     b = actions.shape[0]
@@ -399,7 +400,7 @@ def play_random_observe_parallel(buffer, uniforms, actions, rewards, observation
 def _observer(encode):
     """A compiled, always-inlined `observe_one` that writes the observation with `encode`."""
 
-    @njit(inline="always")
+    @kernel(inline="always", cache=False)
     def observe(state, viewer, game_scores, offsets, highest, max_hand, bits, tiles_with_value, observation, mask,
                 legal):
         observation[:] = 0
@@ -427,7 +428,7 @@ observe_one = _observer(_write_observation)
 _observe_one_called = _observer(layout.write_observation)
 
 
-@njit(cache=True)
+@kernel
 def observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_with_value, rows, viewers, by_game,
                  observations, masks, players, start, stop):
     """For k in [start, stop): game ``rows[k]`` as seat ``viewers[k]`` sees it (-1: its player to
@@ -445,7 +446,7 @@ def observe_rows(states, game_scores, offsets, highest, max_hand, bits, tiles_wi
                             max_hand, bits, tiles_with_value, observations[out], masks[out], legal)
 
 
-@njit(cache=True)
+@kernel
 def close_hands(buffer, rows, by_game, hand_over, hand_scores, hand_went_out, game_over):
     """Book the hands a move ended in arena `buffer` (entries k with ``ended[k]``, the move's
     scratch flags, which are cleared): add their scores to their games' and count the hand;
@@ -490,7 +491,7 @@ def mask_words(masks: np.ndarray) -> np.ndarray:
     return masks.view(np.uint32)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _nonzero_bytes(word):
     """How many of the four bytes of `word` (a uint32's value, as int64) are not zero: each
     byte's top bit set where the byte is not zero, moved to its lowest bit, and summed by one
@@ -499,7 +500,7 @@ def _nonzero_bytes(word):
     return ((flags * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
-@njit(cache=True)
+@kernel
 def pick_legal(words, uniforms, out, start, stop):
     """For each row k in [start, stop) of (B, A) masks, its legal action number ``floor(uniforms[k]
     * count)`` in ascending order, where count is the row's number of legal actions (bytes not
@@ -534,7 +535,7 @@ def pick_legal(words, uniforms, out, start, stop):
     return out
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def pick_legal_parallel(words, uniforms, out):
     """:func:`pick_legal` over every row, on every core (rows are independent: the same picks)."""
     blocks = (words.shape[0] + BLOCK - 1) // BLOCK

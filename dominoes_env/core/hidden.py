@@ -71,10 +71,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit
 
 from dominoes_env.core import observation as layout
 from dominoes_env.core import rules
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
 from dominoes_env.core.state import HandState
@@ -380,7 +380,7 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
     return out
 
 
-@njit(cache=True)
+@kernel
 def _shuffled_deals(rooms, rng, out):
     """Each row of `out`: the tiles in a uniformly random order, dealt to places 1, 2, ... in turn,
     ``rooms[p - 1]`` tiles to place p."""
@@ -401,12 +401,12 @@ def _shuffled_deals(rooms, rng, out):
             left -= 1
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _log_factorial(k):
     return math.lgamma(k + 1.0)
 
 
-@njit(cache=True)
+@kernel
 def _counting_table(rows, implied_allowed, radix, strides, free_tiles):
     """``table[i, state]``: the deals of constrained tiles i.. and the free tiles when the groups'
     room (other than the implied one's) is `state` (mixed radix), each row scaled to a maximum of 1
@@ -459,7 +459,7 @@ def _counting_table(rows, implied_allowed, radix, strides, free_tiles):
     return table
 
 
-@njit(cache=True)
+@kernel
 def _sample_from_table(table, rows, implied_allowed, radix, strides, constrained, free, dimensions, implied,
                        group_capacity, members, member_rooms, rng, out):
     """Each row of `out`: a deal drawn from the counts (the constrained tiles one by one, each where
@@ -548,7 +548,7 @@ def sampled_states(knowledge: HandKnowledge, deals: np.ndarray, rng: np.random.G
     return states
 
 
-@njit(cache=True)
+@kernel
 def _lay_deals(base, hidden, deals, rng, states):
     """Each row: `base` with the hidden tiles where its deal puts them, the boneyard's shuffled."""
     offset = rules.pile_start(base[rules.NUM_PLAYERS], base[rules.NUM_TILES])

@@ -21,9 +21,9 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from dominoes_env.core import rules
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig
 
 
@@ -208,7 +208,7 @@ def layout_for_size(config: GameConfig, size: int) -> ObservationLayout:
     )
 
 
-@njit(cache=True)
+@kernel
 def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, bits, out):
     """Encode what seat `viewer` observes of `state` into the zeroed int8 vector `out`.
 
@@ -253,15 +253,17 @@ def write_observation(state, viewer, scores_so_far, offsets, highest, max_hand, 
         out[offsets[DOUBLE_TO_COVER] + rules.relative_line(viewer, state[rules.DOUBLE_LINE], n)] = 1
 
 
-@njit(cache=True)
-def _index_of_one(vector, start, length):
+@kernel(inline="always")
+def index_of_one(vector, start, length):
+    """Which of the `length` entries of `vector` from `start` is 1 (-1 if none): the value a
+    one-hot field of an observation holds (its open values, whose turn it is)."""
     for i in range(length):
         if vector[start + i] == 1:
             return i
     return -1
 
 
-@njit(cache=True)
+@kernel
 def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden_owner, state):
     """The engine state the observer sees, in its own frame (it is seat 0, seat k the k-th after it).
 
@@ -280,7 +282,7 @@ def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden
     state[rules.NUM_TILES] = t
     owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes = \
         rules.split_state(state)
-    engine_value = _index_of_one(observation, offsets[HAND_NUMBER], v)
+    engine_value = index_of_one(observation, offsets[HAND_NUMBER], v)
     state[rules.ENGINE_VALUE] = engine_value
     state[rules.WENT_OUT] = -1
     engine = rules.double_index(engine_value, highest)
@@ -302,7 +304,7 @@ def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden
             owner[tile] = rules.OUT_OF_PLAY
     state[rules.TILES_PLAYED] = played
     for line in range(n + 1):
-        open_values[line] = _index_of_one(observation, offsets[OPEN_VALUES] + line * v, v)
+        open_values[line] = index_of_one(observation, offsets[OPEN_VALUES] + line * v, v)
     for seat in range(n):
         marker_up[seat] = observation[offsets[MARKERS] + seat]
         line_started[seat] = observation[offsets[LINES_STARTED] + seat]
@@ -312,7 +314,7 @@ def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden
             held += observation[offsets[HAND_SIZES] + seat * max_hand + j]
         hand_sizes[seat] = held
     state[rules.DUMMY_OPEN] = observation[offsets[DUMMY_OPEN]]
-    state[rules.CURRENT_PLAYER] = _index_of_one(observation, offsets[WHOSE_TURN], n)
+    state[rules.CURRENT_PLAYER] = index_of_one(observation, offsets[WHOSE_TURN], n)
     state[rules.RULES] = rule_flags
     state[rules.DOUBLE_LINE] = -1
     if offsets[BONEYARD] >= 0:
@@ -322,7 +324,7 @@ def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden
         state[rules.PILE_COUNT] = pile
         state[rules.DREW] = observation[offsets[DREW]]
     if offsets[DOUBLE_TO_COVER] >= 0:
-        state[rules.DOUBLE_LINE] = _index_of_one(observation, offsets[DOUBLE_TO_COVER], n + 1)
+        state[rules.DOUBLE_LINE] = index_of_one(observation, offsets[DOUBLE_TO_COVER], n + 1)
 
 
 class Observer:

@@ -20,14 +20,14 @@ bound times the hands left, minus one.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 
 REWARD_MODES = ("score", "zero_sum", "rank")
 
 
-@njit(cache=True)
+@kernel
 def hand_rewards_into(scores, mode, out):
     """The rewards of one finished hand into `out` (float64), `mode` an index of REWARD_MODES.
 

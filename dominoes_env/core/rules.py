@@ -34,7 +34,8 @@ no double to cover ``DOUBLE_LINE`` stays -1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from dominoes_env.core.compiled import kernel
 
 # Header slots.
 NUM_PLAYERS = 0
@@ -69,7 +70,7 @@ def state_size(num_players: int, num_tiles: int) -> int:
     return HEADER_SIZE + 4 * num_tiles + (num_players + 1) + 4 * num_players
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def block_starts(num_players, num_tiles):
     """Where each block of the state starts: owner, line_of, play_order, open_values,
     line_started, marker_up, passed_last, hand_sizes and the pile (the table above's order).
@@ -91,7 +92,7 @@ def block_starts(num_players, num_tiles):
             hand_sizes + num_players)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def split_state(state):
     """Named views into the flat state array (no copies), for code off the hot paths."""
     n = state[NUM_PLAYERS]
@@ -103,45 +104,45 @@ def split_state(state):
             state[marker_up:marker_up + n], state[passed_last:passed_last + n], state[hand_sizes:hand_sizes + n])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def pile_of(state):
     """The boneyard's slots (a view): the tiles still face down are pile[:state[PILE_COUNT]]."""
     start = pile_start(state[NUM_PLAYERS], state[NUM_TILES])
     return state[start:start + state[NUM_TILES]]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def pile_start(num_players, num_tiles):
     """Where the boneyard's slots start in a state (after the tiles' and the seats' blocks)."""
     return block_starts(num_players, num_tiles)[8]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def engine_value(hand_index, highest):
     """Rule 1: hand k of a game uses the engine (h|h) with h = N - k, wrapping after 0."""
     return (highest - hand_index) % (highest + 1)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def double_index(value, highest):
     """The canonical index of the double (value|value) in the double-`highest` set."""
     return value * (2 * highest + 3 - value) // 2
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def may_draw(state):
     """The boneyard rule: a player with no tile to play draws, once per turn, while the boneyard lasts."""
     return state[PILE_COUNT] > 0 and state[DREW] == 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def last_action(state):
     """The highest action number of this table: the pass, or the draw with a boneyard."""
     n = state[NUM_PLAYERS]
     return (n + 1) * state[NUM_TILES] + (1 if state[RULES] & BONEYARD_RULE else 0)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def absolute_line(seat, relative_line, num_players):
     """Egocentric line k of `seat` as an absolute line (the dummy line stays n)."""
     if relative_line == num_players:
@@ -150,13 +151,13 @@ def absolute_line(seat, relative_line, num_players):
     return line - num_players if line >= num_players else line
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def next_seat(seat, num_players):
     """The seat after `seat` (in [0, n))."""
     return 0 if seat + 1 == num_players else seat + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def relative_line(seat, line, num_players):
     """Absolute line as seen from `seat` (0 = own line, n = dummy). Line -1 (a tile off the
     table) maps into 0..n-1, which the observation encoder relies on."""
@@ -166,7 +167,7 @@ def relative_line(seat, line, num_players):
     return relative + num_players if relative < 0 else relative
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def may_play_on(state, seat, line):
     """Rule 5: own line always; another seat's line while its marker is up; the dummy once open."""
     n = state[NUM_PLAYERS]
@@ -177,7 +178,7 @@ def may_play_on(state, seat, line):
     return state[block_starts(n, state[NUM_TILES])[5] + line] == 1
 
 
-@njit(cache=True)
+@kernel
 def fill_legal_actions(state, tiles_with_value, out):
     """Write the legal actions of the player to move into `out`, ascending; return the count.
 
@@ -210,7 +211,7 @@ def fill_legal_actions(state, tiles_with_value, out):
     return count
 
 
-@njit(cache=True)
+@kernel
 def fill_legal_mask(state, tiles_with_value, mask):
     """Write the int8 legal-action mask of the player to move (all zeros once the hand is over)."""
     mask[:] = 0
@@ -221,7 +222,7 @@ def fill_legal_mask(state, tiles_with_value, mask):
         mask[actions[i]] = 1
 
 
-@njit(cache=True)
+@kernel
 def is_legal(state, low, high, action):
     """Whether `action` is legal for the player to move (any int; out of range is illegal)."""
     n = state[NUM_PLAYERS]
@@ -245,7 +246,7 @@ def is_legal(state, low, high, action):
     return low[tile] == value or high[tile] == value
 
 
-@njit(cache=True)
+@kernel
 def has_tile_move(state, low, high):
     """Whether the player to move holds a tile that fits a line it may play on (only the line
     of the double to cover, while one waits)."""
@@ -265,7 +266,7 @@ def has_tile_move(state, low, high):
     return False
 
 
-@njit(cache=True)
+@kernel
 def is_blocked(state, tiles_with_value):
     """Rule 9: nothing can ever be played or drawn again.
 
@@ -288,7 +289,7 @@ def is_blocked(state, tiles_with_value):
     return True
 
 
-@njit(cache=True)
+@kernel
 def apply_action(state, low, high, tiles_with_value, action):
     """Play a legal action for the player to move (the caller has checked legality).
 
@@ -357,7 +358,7 @@ def apply_action(state, low, high, tiles_with_value, action):
         state[CURRENT_PLAYER] = next_seat(seat, n)
 
 
-@njit(cache=True)
+@kernel
 def apply_if_legal(state, low, high, tiles_with_value, action):
     """Apply `action` if it is legal and return True; otherwise change nothing and return False."""
     if not is_legal(state, low, high, action):
@@ -366,7 +367,7 @@ def apply_if_legal(state, low, high, tiles_with_value, action):
     return True
 
 
-@njit(cache=True)
+@kernel
 def shuffle_deal(permutation, num_players, hand_index, rule_flags, deal_size, engine, owner, pile):
     """Rule 2 (and the boneyard rule): each tile's seat from one shuffle of the set.
 
@@ -408,7 +409,7 @@ def shuffle_deal(permutation, num_players, hand_index, rule_flags, deal_size, en
     return count - drawn
 
 
-@njit(cache=True)
+@kernel
 def start_hand(state, num_players, num_tiles, engine_value, engine, rule_flags, owner, draw_order, pile_count):
     """Rules 1-4: a hand ready to play from each tile's seat (the engine among them) and the
     boneyard in draw order. `state` is overwritten. The engine goes to the centre; its holder
@@ -441,7 +442,7 @@ def start_hand(state, num_players, num_tiles, engine_value, engine, rule_flags, 
     state[CURRENT_PLAYER] = (holder + 1) % n if rule_flags & LEFT_OF_ENGINE_RULE else holder
 
 
-@njit(cache=True)
+@kernel
 def deal_hand(state, permutation, num_players, hand_index, engine_value, engine, rule_flags, deal_size, scratch):
     """Deal hand `hand_index` from one shuffle into `state` (:func:`shuffle_deal`, then
     :func:`start_hand`); `scratch` holds 2T int16 slots."""
@@ -452,7 +453,7 @@ def deal_hand(state, permutation, num_players, hand_index, engine_value, engine,
     start_hand(state, num_players, t, engine_value, engine, rule_flags, owner, pile, count)
 
 
-@njit(cache=True)
+@kernel
 def cache_probe():
     """Nothing. numba keeps a module's compiled kernels in a cache that a change of the module's
     source empties: whether this one was loaded or compiled tells a new machine or install (or
@@ -463,7 +464,7 @@ def cache_probe():
     return 0
 
 
-@njit(cache=True)
+@kernel
 def hand_scores(state, low, high, out):
     """Rule 10: pip sum of the tiles each seat still holds."""
     out[:] = 0
@@ -473,7 +474,7 @@ def hand_scores(state, low, high, out):
             out[seat] += low[tile] + high[tile]
 
 
-@njit(cache=True)
+@kernel
 def play_random_hands(states, low, high, tiles_with_value, uniforms):
     """Play every hand in `states` (a 2-D array of dealt states) to its end with uniform
     random legal moves; return the number of decisions taken.
