@@ -16,7 +16,8 @@ SOURCES = sorted(path for package in ("dominoes_env", "baselines") for path in (
 
 
 def _defined_functions(dispatcher) -> list[str]:
-    return [function.name for function in dispatcher.overloads[dispatcher.signatures[0]].library.get_defined_functions()]
+    library = dispatcher.overloads[dispatcher.signatures[0]].library
+    return [function.name for function in library.get_defined_functions()]
 
 
 def test_a_kernel_is_built_without_the_c_callable_twin_numba_adds_by_default():

@@ -12,14 +12,14 @@ from baselines.harness import warmup
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config
 
-KERNELS = "rules.apply_action, rules.fill_legal_mask, observation.write_observation, search_best_chain"
+KERNELS = "rules.apply_action, rules.fill_legal_mask, observation.write_observation, search_chain"
 
 
 def test_warm_up_readies_what_the_policies_run():
     """In a fresh process (this session has long compiled them): nothing is ready before, all after."""
     code = f"""
 from baselines.harness import warmup
-from baselines.policies.chain_search import search_best_chain
+from baselines.policies.chain_search import search_chain
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config, observation, rules
 kernels = ({KERNELS})
@@ -76,12 +76,12 @@ def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeyp
 def test_the_helper_starts_with_the_chain_search_the_policies_call():
     """The helper's first work, the chain search, compiles exactly the specialisation the
     policies use: playing persistent_line afterwards adds no compiled version of it."""
-    from baselines.policies.chain_search import search_best_chain
+    from baselines.policies.chain_search import search_chain
 
     warmup._compile_chain_search(make_config(4, 9))
-    before = set(search_best_chain.signatures)
+    before = set(search_chain.signatures)
     warmup._play_once([PolicySpec("persistent_line"), PolicySpec("td_lambda")], make_config(4, 9))
-    assert set(search_best_chain.signatures) == before and len(before) == 1
+    assert set(search_chain.signatures) == before and len(before) == 1
 
 
 @pytest.mark.slow
@@ -90,7 +90,7 @@ def test_a_cold_warm_up_with_a_helper_leaves_every_kernel_ready(tmp_path):
     every kernel the policies run is ready in this process, and the engine's probe was compiled."""
     code = f"""
 from baselines.harness import parallel, warmup
-from baselines.policies.chain_search import search_best_chain
+from baselines.policies.chain_search import search_chain
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import make_config, observation, rules
 warmup._cores = lambda: 2

@@ -36,9 +36,10 @@ from baselines.policies import registry
 from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
     MAX_LINE_LENGTH,
+    MAX_SEARCH_NODES,
     OFF_LINE_DISCOUNT,
     discount_powers,
-    search_best_chain,
+    search_chain,
 )
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import rules
@@ -86,9 +87,9 @@ def _compile_chain_search(config: GameConfig) -> None:
     """The chain search as the policies and the learners' features call it (the same argument
     types, so the same compiled code), on a hand of three tiles."""
     powers = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
-    search_best_chain(np.arange(3, dtype=np.int64), 0, config.tiles.low, config.tiles.high, powers,
-                      discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH), MAX_LINE_LENGTH,
-                      np.empty(MAX_LINE_LENGTH, dtype=np.int64))
+    search_chain(np.arange(3, dtype=np.int64), 0, config.tiles.low, config.tiles.high, powers,
+                 discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH), MAX_LINE_LENGTH,
+                 np.empty(MAX_LINE_LENGTH, dtype=np.int64), MAX_SEARCH_NODES)
 
 
 def _play_once(policies: Sequence[PolicySpec], config: GameConfig) -> None:

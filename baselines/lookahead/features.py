@@ -48,11 +48,11 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
     """
     n = state[rules.NUM_PLAYERS]
     t = state[rules.NUM_TILES]
-    owner, _, _, open_values, _, marker_up, _, hand_sizes = rules.split_state(state)
+    owner, _, _, open_values, _, marker_up, _, hand_sizes, _ = rules.block_starts(n, t)  # offsets, not views
     held = pips = doubles = on_mine = elsewhere = stranded = 0
-    mine = open_values[seat]
+    mine = state[open_values + seat]
     for tile in range(t):
-        if owner[tile] != seat:
+        if state[owner + tile] != seat:
             continue
         hand[held] = tile
         held += 1
@@ -64,7 +64,7 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
         fits = False
         for line in range(n + 1):
             if line != seat and rules.may_play_on(state, seat, line):
-                value = open_values[line]
+                value = state[open_values + line]
                 fits = fits or low[tile] == value or high[tile] == value
         if fits:
             elsewhere += 1
@@ -78,9 +78,9 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
     fewest, close, others_up = 1 << 30, 0, 0
     for rel in range(1, n):
         other = rules.absolute_line(seat, rel, n)
-        fewest = min(fewest, hand_sizes[other])
-        close += hand_sizes[other] <= 2
-        others_up += marker_up[other]
+        fewest = min(fewest, state[hand_sizes + other])
+        close += state[hand_sizes + other] <= 2
+        others_up += state[marker_up + other]
     out[0] = 1.0
     out[1] = pips / 50.0
     out[2] = held / 10.0
@@ -89,7 +89,7 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
     out[5] = elsewhere / 5.0
     out[6] = stranded / 50.0
     out[7] = chain / 50.0
-    out[8] = marker_up[seat]
+    out[8] = state[marker_up + seat]
     out[9] = fewest / 10.0
     out[10] = close / 3.0
     out[11] = others_up / max(n - 1, 1)

@@ -314,16 +314,19 @@ def _can_extend(here, adjacency, degree, used):
     return False
 
 
-@kernel
+@kernel(inline="always")
 def search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out):
     """The best chain of `hand` (ascending tile indices) from `open_value`, within
-    :data:`MAX_SEARCH_NODES` nodes: what the policies and the learners' features use.
+    :data:`MAX_SEARCH_NODES` nodes: what the learners' features use.
 
     Writes the chain as positions in `hand` into `out` and returns (value, length).
     `in_pow`/`off_pow` are :func:`discount_powers` tables for at least max_line_length.
+    Inlined into the kernels that call it; Python calls :func:`search_chain` with the budget, as
+    the policies do (this would otherwise be compiled as one more entry point, with a copy of
+    the search).
     """
     value, length, _ = search_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, out,
-                                    MAX_SEARCH_NODES)
+                                    np.int64(MAX_SEARCH_NODES))  # int64 as from Python: one compiled search
     return value, length
 
 

@@ -23,10 +23,11 @@ import numpy as np
 from baselines.policies.chain_search import (
     IN_LINE_DISCOUNT,
     MAX_LINE_LENGTH,
+    MAX_SEARCH_NODES,
     OFF_LINE_DISCOUNT,
     check_parameters,
     discount_powers,
-    search_best_chain,
+    search_chain,
     value_in_hand_of,
 )
 from baselines.policies.policy import BatchPolicy, Policy, SeedLike
@@ -232,8 +233,8 @@ class BestLinePolicy(ScoredPolicy):
 
     def search(self, hand: np.ndarray, open_value: int) -> tuple[np.ndarray, float]:
         """The best chain (tile indices in play order, possibly empty) and its value."""
-        value, length = search_best_chain(hand, open_value, self._low, self._high, self._in_pow, self._off_pow,
-                                          self.max_line_length, self._positions)
+        value, length, _ = search_chain(hand, open_value, self._low, self._high, self._in_pow, self._off_pow,
+                                        self.max_line_length, self._positions, MAX_SEARCH_NODES)
         return hand[self._positions[:length]], float(value)
 
     def chain_move_scores(self, chain: np.ndarray, value: float) -> np.ndarray:

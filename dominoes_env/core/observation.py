@@ -280,39 +280,40 @@ def read_state(observation, offsets, n, t, highest, max_hand, rule_flags, hidden
     v = highest + 1
     state[rules.NUM_PLAYERS] = n
     state[rules.NUM_TILES] = t
-    owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes = \
-        rules.split_state(state)
+    # offsets into the state, not split_state's views: 0.46 s to compile instead of 0.55 s
+    owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes, _ = \
+        rules.block_starts(n, t)
     engine_value = index_of_one(observation, offsets[HAND_NUMBER], v)
     state[rules.ENGINE_VALUE] = engine_value
     state[rules.WENT_OUT] = -1
     engine = rules.double_index(engine_value, highest)
     played = 0
     for tile in range(t):
-        line_of[tile] = -1
-        play_order[tile] = -1
+        state[line_of + tile] = -1
+        state[play_order + tile] = -1
         if observation[offsets[HAND] + tile] == 1:
-            owner[tile] = 0
+            state[owner + tile] = 0
             continue
-        owner[tile] = hidden_owner[tile]
+        state[owner + tile] = hidden_owner[tile]
         for line in range(n + 1):
             if observation[offsets[PLAYED] + line * t + tile] == 1:
-                owner[tile] = rules.ON_TABLE
-                line_of[tile] = line
-                play_order[tile] = played
+                state[owner + tile] = rules.ON_TABLE
+                state[line_of + tile] = line
+                state[play_order + tile] = played
                 played += 1
         if tile == engine:
-            owner[tile] = rules.OUT_OF_PLAY
+            state[owner + tile] = rules.OUT_OF_PLAY
     state[rules.TILES_PLAYED] = played
     for line in range(n + 1):
-        open_values[line] = index_of_one(observation, offsets[OPEN_VALUES] + line * v, v)
+        state[open_values + line] = index_of_one(observation, offsets[OPEN_VALUES] + line * v, v)
     for seat in range(n):
-        marker_up[seat] = observation[offsets[MARKERS] + seat]
-        line_started[seat] = observation[offsets[LINES_STARTED] + seat]
-        passed_last[seat] = observation[offsets[PASSED_LAST] + seat]
+        state[marker_up + seat] = observation[offsets[MARKERS] + seat]
+        state[line_started + seat] = observation[offsets[LINES_STARTED] + seat]
+        state[passed_last + seat] = observation[offsets[PASSED_LAST] + seat]
         held = 0
         for j in range(max_hand):
             held += observation[offsets[HAND_SIZES] + seat * max_hand + j]
-        hand_sizes[seat] = held
+        state[hand_sizes + seat] = held
     state[rules.DUMMY_OPEN] = observation[offsets[DUMMY_OPEN]]
     state[rules.CURRENT_PLAYER] = index_of_one(observation, offsets[WHOSE_TURN], n)
     state[rules.RULES] = rule_flags

@@ -422,18 +422,18 @@ def start_hand(state, num_players, num_tiles, engine_value, engine, rule_flags, 
     state[ENGINE_VALUE] = engine_value
     state[RULES] = rule_flags
     state[DOUBLE_LINE] = -1
-    tile_owner, line_of, play_order, open_values, _, _, _, hand_sizes = split_state(state)
+    tile_owner, line_of, play_order, open_values, _, _, _, hand_sizes, _ = block_starts(n, t)  # not views
     for tile in range(t):
-        tile_owner[tile] = owner[tile]
-        line_of[tile] = -1
-        play_order[tile] = -1
+        state[tile_owner + tile] = owner[tile]
+        state[line_of + tile] = -1
+        state[play_order + tile] = -1
         if owner[tile] >= 0:
-            hand_sizes[owner[tile]] += 1
+            state[hand_sizes + owner[tile]] += 1
     holder = owner[engine]
-    tile_owner[engine] = OUT_OF_PLAY
-    hand_sizes[holder] -= 1
+    state[tile_owner + engine] = OUT_OF_PLAY
+    state[hand_sizes + holder] -= 1
     for line in range(n + 1):
-        open_values[line] = engine_value
+        state[open_values + line] = engine_value
     pile = pile_of(state)
     for k in range(pile_count):  # the next tile to draw goes last: drawing pops the end
         pile[k] = draw_order[pile_count - 1 - k]
