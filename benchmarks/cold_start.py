@@ -1,6 +1,7 @@
 """The first run on a new machine: wall-clock seconds of a command on a cold numba cache and a warm one.
 
     python benchmarks/cold_start.py [--repeats 2] [--games 20]
+    python benchmarks/cold_start.py --against DIR [--repeats 4] [--commands league]
 
 numba compiles the rules engine and the policies on first use and keeps the machine code in
 a disk cache. A fresh ``NUMBA_CACHE_DIR`` stands for a new machine (cold); the same directory
@@ -8,6 +9,11 @@ again for every later run (warm). Timed, each in a fresh process: ``dominoes lea
 GAMES`` (the default league's policies, two workers), ``dominoes demo`` (one game printed), and
 ``import dominoes_env`` followed by one hand of random play. Printed: seconds cold and warm,
 the extra a cold cache costs, and the cold run as a ratio to the warm one.
+
+``--against DIR`` compares code: DIR is another checkout of the package (a ``git worktree`` of
+an older commit, say), whose commands run from DIR with DIR first on ``PYTHONPATH``. Each repeat
+runs both checkouts, cold then warm, in alternating order, so that a change of the machine's
+speed falls on both alike; each run's seconds are printed, then one table row per checkout.
 """
 
 from __future__ import annotations
@@ -36,12 +42,16 @@ def commands(games: int, out: Path) -> dict[str, tuple[str, list[str]]]:
             "hand": ("import + one hand of the AEC env", [sys.executable, "-c", ONE_HAND])}
 
 
-def timed(command: list[str], cache: str, out: Path) -> float:
-    """Seconds of `command` in a fresh process with numba's cache at `cache` (a league starts afresh)."""
+def timed(command: list[str], cache: str, out: Path, checkout: str | None = None) -> float:
+    """Seconds of `command` in a fresh process with numba's cache at `cache` (a league starts afresh);
+    `checkout`: run another checkout's code (from its directory, first on PYTHONPATH)."""
     subprocess.run(["rm", "-rf", str(out)], check=True)
     environment = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    if checkout is not None:
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))
     started = time.perf_counter()
-    subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, env=environment, cwd=checkout, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -51,20 +61,37 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20, help="games of the league (default 20)")
     parser.add_argument("--commands", nargs="+", choices=("league", "demo", "hand"), default=["league", "demo", "hand"],
                         help="which commands to time (default all)")
+    parser.add_argument("--against", metavar="DIR", default=None,
+                        help="also time another checkout of the package, alternating with this one")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    if args.against is not None and not (Path(args.against) / "dominoes_env" / "__init__.py").is_file():
+        parser.error(f"--against must be a checkout of the package (with dominoes_env/__init__.py), "
+                     f"got {args.against!r}")
+    checkouts: list[str | None] = [None] if args.against is None else [None, str(Path(args.against).resolve())]
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "league-out"
         print(f"{os.cpu_count()} cores; seconds, median of {args.repeats} (each run in a fresh process)")
-        print("| command | cold | warm | cold - warm | cold / warm |\n|---|---:|---:|---:|---:|")
+        rows = []
         for key in args.commands:
             name, command = commands(args.games, out)[key]
-            cold, warm = [], []
-            for _ in range(args.repeats):
-                cache = tempfile.mkdtemp(dir=scratch)
-                cold.append(timed(command, cache, out))
-                warm.append(timed(command, cache, out))
-            c, w = statistics.median(cold), statistics.median(warm)
-            print(f"| `{name}` | {c:.1f} | {w:.1f} | {c - w:.1f} | {c / w:.1f}x |", flush=True)
+            cold: dict[str | None, list[float]] = {checkout: [] for checkout in checkouts}
+            warm: dict[str | None, list[float]] = {checkout: [] for checkout in checkouts}
+            for repeat in range(args.repeats):
+                for checkout in checkouts if repeat % 2 == 0 else checkouts[::-1]:
+                    cache = tempfile.mkdtemp(dir=scratch)
+                    cold[checkout].append(timed(command, cache, out, checkout))
+                    warm[checkout].append(timed(command, cache, out, checkout))
+                    if args.against is not None:
+                        print(f"  {name}, {checkout or 'this checkout'}: cold {cold[checkout][-1]:.1f}, "
+                              f"warm {warm[checkout][-1]:.1f}", flush=True)
+            for checkout in checkouts:
+                c, w = statistics.median(cold[checkout]), statistics.median(warm[checkout])
+                label = f"`{name}`" if args.against is None else f"`{name}` ({checkout or 'this checkout'})"
+                rows.append(f"| {label} | {c:.1f} | {w:.1f} | {c - w:.1f} | {c / w:.1f}x |")
+        print("| command | cold | warm | cold - warm | cold / warm |\n|---|---:|---:|---:|---:|")
+        print("\n".join(rows))
 
 
 if __name__ == "__main__":

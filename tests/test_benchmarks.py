@@ -69,3 +69,15 @@ def test_comparing_a_player_with_itself_on_the_same_deals_gives_no_difference(tm
     row = next(line for line in done.stdout.splitlines() if line.startswith("| 3x random"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[2] == cells[3] != "+0.00 ± 0.00" and cells[4] == "+0.00 ± 0.00"
+
+
+@pytest.mark.slow
+def test_the_cold_start_times_another_checkout_beside_this_one(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cold_start.py"), "--repeats", "1", "--commands",
+                           "hand", "--against", str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| `import")]
+    assert [row.split("(")[-1].split(")")[0] for row in rows] == ["this checkout", str(ROOT)]
+    refused = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cold_start.py"), "--against", str(tmp_path)],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1].endswith(f"got {str(tmp_path)!r}")
