@@ -160,6 +160,28 @@ def printed_table(output: str) -> str:
     return output[start:output.index("\n\n", start)]
 
 
+def test_the_plotting_library_is_imported_in_a_thread_once_the_games_start(tmp_path, monkeypatch):
+    """The report's matplotlib import (0.3 s) overlaps the workers' games: a thread starts it when
+    the first game comes back, once; the report then asks for it again (already imported)."""
+    import threading
+
+    from baselines.league import plot
+
+    callers = []
+    real = plot.import_plotting
+
+    def recording():
+        callers.append(threading.current_thread().name)
+        return real()
+
+    monkeypatch.setattr(plot, "import_plotting", recording)
+    assert dominoes(["league", *TINY, "--out", str(tmp_path), "--workers", "2", "--no-progress"]) == 0
+    assert sorted(callers) == ["MainThread", "import-plotting"]
+    assert (tmp_path / "ratings.png").read_bytes().startswith(b"\x89PNG")
+    assert dominoes(["league", "--rate-only", str(tmp_path)]) == 0  # no games played: no thread
+    assert sorted(callers) == ["MainThread", "MainThread", "import-plotting"]
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["--policies", "no_such_policy:4", "random:4"], "unknown policy 'no_such_policy'; known policies"),
     (["--games", "0"], "--games must be an integer from 1 to 10000000, got 0"),

@@ -117,6 +117,8 @@ def _play(args: argparse.Namespace) -> str:
 
     def record_played(record: GameRecord) -> None:
         nonlocal played
+        if played == 0:  # the workers are all started by now: a thread cannot disturb their fork
+            _import_plotting_in_background()
         played += 1
         bar.update(1)
 
@@ -137,6 +139,16 @@ def _play(args: argparse.Namespace) -> str:
         print(f"played {played} games ({hands} hands) in {seconds:.1f} s: {played / seconds:.1f} games/s, "
               f"{hands / seconds:.0f} hands/s")
     return args.out
+
+
+def _import_plotting_in_background() -> None:
+    """Import the report's plotting library in a thread while the workers play the games: the
+    0.3 s it takes then overlaps their work instead of following it."""
+    import threading
+
+    from baselines.league.plot import import_plotting
+
+    threading.Thread(target=import_plotting, name="import-plotting", daemon=True).start()
 
 
 def _progress_bar(total: int, done: int, disabled: bool):

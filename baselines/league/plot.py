@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+from typing import Any
 
 import numpy as np
 
@@ -11,14 +12,22 @@ from baselines.league.ratings import LeagueRatings
 from dominoes_env import files
 
 
+def import_plotting() -> Any:
+    """matplotlib's pyplot on the Agg backend (files only: no display needed, safe in worker
+    processes and CI). Importing it takes about 0.3 s, which a league spends while its workers
+    play (:func:`baselines.league.cli`), not after."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def plot_ratings(ratings: LeagueRatings, path: str | os.PathLike) -> None:
     """Four panels: ELO and OpenSkill mu (band: ±1 sigma) over the games, and the final
     ratings as bars: ELO ± the spread between copies, OpenSkill mu ± 3 sigma."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display needed, safe in worker processes and CI
-    import matplotlib.pyplot as plt
-
+    plt = import_plotting()
     figure, axes = plt.subplots(2, 2, figsize=(13, 9))
     colors = {label: f"C{i}" for i, label in enumerate(ratings.policies)}
     _histories(axes[0, 0], axes[0, 1], ratings, colors)
