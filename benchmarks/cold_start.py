@@ -10,8 +10,9 @@ GAMES`` (the default league's policies, two workers), ``dominoes demo`` (one gam
 ``import dominoes_env`` followed by one hand of random play. Printed: seconds cold and warm,
 the extra a cold cache costs, and the cold run as a ratio to the warm one.
 
-``--against DIR`` compares code: DIR is another checkout of the package (a ``git worktree`` of
-an older commit, say), whose commands run from DIR with DIR first on ``PYTHONPATH``. Each repeat
+Each command runs the code of the checkout that holds this script (from its directory, first
+on ``PYTHONPATH``). ``--against DIR`` compares code: DIR is another checkout of the package (a
+``git worktree`` of an older commit, say), run the same way. Each repeat
 runs both checkouts, cold then warm, in alternating order, so that a change of the machine's
 speed falls on both alike; each run's seconds are printed, then one table row per checkout.
 """
@@ -27,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent  # the checkout that holds this script
 ONE_HAND = ("import numpy as np, dominoes_env; env = dominoes_env.env(); env.reset(seed=0)\n"
             "for agent in env.agent_iter():\n"
             "    observation, _, terminated, truncated, _ = env.last()\n"
@@ -42,13 +44,12 @@ def commands(games: int, out: Path) -> dict[str, tuple[str, list[str]]]:
             "hand": ("import + one hand of the AEC env", [sys.executable, "-c", ONE_HAND])}
 
 
-def timed(command: list[str], cache: str, out: Path, checkout: str | None = None) -> float:
-    """Seconds of `command` in a fresh process with numba's cache at `cache` (a league starts afresh);
-    `checkout`: run another checkout's code (from its directory, first on PYTHONPATH)."""
+def timed(command: list[str], cache: str, out: Path, checkout: Path) -> float:
+    """Seconds of `command` in a fresh process with numba's cache at `cache` (a league starts afresh),
+    running `checkout`'s code (from its directory, first on PYTHONPATH)."""
     subprocess.run(["rm", "-rf", str(out)], check=True)
-    environment = {**os.environ, "NUMBA_CACHE_DIR": cache}
-    if checkout is not None:
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
+    environment = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": path}
     started = time.perf_counter()
     subprocess.run(command, env=environment, cwd=checkout, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
@@ -69,29 +70,37 @@ def main() -> None:
     if args.against is not None and not (Path(args.against) / "dominoes_env" / "__init__.py").is_file():
         parser.error(f"--against must be a checkout of the package (with dominoes_env/__init__.py), "
                      f"got {args.against!r}")
-    checkouts: list[str | None] = [None] if args.against is None else [None, str(Path(args.against).resolve())]
+    if args.against is not None and Path(args.against).resolve() == ROOT:
+        parser.error(f"--against must be another checkout than this one, got {args.against!r}")
+    checkouts = [ROOT] if args.against is None else [ROOT, Path(args.against).resolve()]
+    label = {ROOT: "this checkout", checkouts[-1]: str(checkouts[-1])} if args.against else {ROOT: ""}
+    header = "| command | cold | warm | cold - warm | cold / warm |\n|---|---:|---:|---:|---:|"
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "league-out"
         print(f"{os.cpu_count()} cores; seconds, median of {args.repeats} (each run in a fresh process)")
+        if args.against is None:
+            print(header)
         rows = []
         for key in args.commands:
             name, command = commands(args.games, out)[key]
-            cold: dict[str | None, list[float]] = {checkout: [] for checkout in checkouts}
-            warm: dict[str | None, list[float]] = {checkout: [] for checkout in checkouts}
+            cold: dict[Path, list[float]] = {checkout: [] for checkout in checkouts}
+            warm: dict[Path, list[float]] = {checkout: [] for checkout in checkouts}
             for repeat in range(args.repeats):
                 for checkout in checkouts if repeat % 2 == 0 else checkouts[::-1]:
                     cache = tempfile.mkdtemp(dir=scratch)
                     cold[checkout].append(timed(command, cache, out, checkout))
                     warm[checkout].append(timed(command, cache, out, checkout))
                     if args.against is not None:
-                        print(f"  {name}, {checkout or 'this checkout'}: cold {cold[checkout][-1]:.1f}, "
+                        print(f"  {name}, {label[checkout]}: cold {cold[checkout][-1]:.1f}, "
                               f"warm {warm[checkout][-1]:.1f}", flush=True)
             for checkout in checkouts:
                 c, w = statistics.median(cold[checkout]), statistics.median(warm[checkout])
-                label = f"`{name}`" if args.against is None else f"`{name}` ({checkout or 'this checkout'})"
-                rows.append(f"| {label} | {c:.1f} | {w:.1f} | {c - w:.1f} | {c / w:.1f}x |")
-        print("| command | cold | warm | cold - warm | cold / warm |\n|---|---:|---:|---:|---:|")
-        print("\n".join(rows))
+                shown = f"`{name}` ({label[checkout]})" if args.against else f"`{name}`"
+                rows.append(f"| {shown} | {c:.1f} | {w:.1f} | {c - w:.1f} | {c / w:.1f}x |")
+                if args.against is None:
+                    print(rows[-1], flush=True)
+        if args.against is not None:
+            print(header + "\n" + "\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -73,11 +73,22 @@ def test_comparing_a_player_with_itself_on_the_same_deals_gives_no_difference(tm
 
 @pytest.mark.slow
 def test_the_cold_start_times_another_checkout_beside_this_one(tmp_path):
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cold_start.py"), "--repeats", "1", "--commands",
-                           "hand", "--against", str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    """The other checkout's code is what runs for it: a copy of the package that leaves a mark
+    when imported, timed beside this checkout; this checkout itself, or no checkout, is refused."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "dominoes_env", other / "dominoes_env", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(other / "dominoes_env" / "__init__.py", "a") as init:
+        init.write("\nopen(__file__ + '.imported', 'w').close()\n")
+    script = [sys.executable, str(ROOT / "benchmarks" / "cold_start.py")]
+    done = subprocess.run([*script, "--repeats", "1", "--commands", "hand", "--against", str(other)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("| `import")]
-    assert [row.split("(")[-1].split(")")[0] for row in rows] == ["this checkout", str(ROOT)]
-    refused = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cold_start.py"), "--against", str(tmp_path)],
-                             capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1].endswith(f"got {str(tmp_path)!r}")
+    assert [row.split("(")[-1].split(")")[0] for row in rows] == ["this checkout", str(other)]
+    assert (other / "dominoes_env" / "__init__.py.imported").is_file()
+    assert not (ROOT / "dominoes_env" / "__init__.py.imported").exists()
+    for against in (tmp_path, ROOT):
+        refused = subprocess.run([*script, "--against", str(against)], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1].endswith(f"got {str(against)!r}")

@@ -117,14 +117,14 @@ def test_the_program_exits_with_main_s_status_and_without_the_final_collection(m
     call it, leaves the collector alone."""
     import gc
 
-    from baselines.cli import run
+    from baselines.cli import main_and_exit
 
     frozen = []
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
     for argv, status in ((["dominoes", "--version"], 0), (["dominoes", "table", "--players", "9"], 2)):
         monkeypatch.setattr("sys.argv", argv)
         with pytest.raises(SystemExit) as exited:
-            run()
+            main_and_exit()
         assert exited.value.code == status
     assert frozen == [True, True]
     assert dominoes(["--version"]) == 0 and frozen == [True, True]

@@ -175,7 +175,7 @@ def test_the_plotting_library_is_imported_in_a_thread_once_the_games_start(tmp_p
         return real()
 
     monkeypatch.setattr(plot, "import_plotting", recording)
-    assert dominoes(["league", *TINY, "--out", str(tmp_path), "--workers", "2", "--no-progress"]) == 0
+    assert dominoes(["league", *TINY, "--out", str(tmp_path), "--workers", "2"]) == 0
     assert sorted(callers) == ["MainThread", "import-plotting"]
     assert (tmp_path / "ratings.png").read_bytes().startswith(b"\x89PNG")
     assert dominoes(["league", "--rate-only", str(tmp_path)]) == 0  # no games played: no thread

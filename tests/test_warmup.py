@@ -73,15 +73,26 @@ def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeyp
     assert mine == [name for name in distinct[::-1] if name in mine]  # in turn, the last listed first
 
 
-def test_the_helper_starts_with_the_chain_search_the_policies_call():
-    """The helper's first work, the chain search, compiles exactly the specialisation the
-    policies use: playing persistent_line afterwards adds no compiled version of it."""
-    from baselines.policies.chain_search import search_chain
-
-    warmup._compile_chain_search(make_config(4, 9))
-    before = set(search_chain.signatures)
-    warmup._play_once([PolicySpec("persistent_line"), PolicySpec("td_lambda")], make_config(4, 9))
-    assert set(search_chain.signatures) == before and len(before) == 1
+@pytest.mark.slow
+def test_the_helper_starts_with_the_chain_search_the_policies_call(tmp_path):
+    """The helper's first work, the chain search, compiles exactly the specialisation the policies
+    and the learners' features use: on a fresh cache (where every caller is compiled, so typed
+    anew), playing them afterwards adds no compiled version of it."""
+    code = """
+from baselines.harness import warmup
+from baselines.policies.chain_search import search_chain
+from baselines.policies.specs import PolicySpec
+from dominoes_env.core import make_config
+warmup._compile_chain_search(make_config(4, 9))
+before = set(search_chain.signatures)
+warmup._play_once([PolicySpec(name) for name in ("persistent_line", "td_lambda", "linear_sarsa", "lookahead")],
+                  make_config(4, 9))
+print(len(before), set(search_chain.signatures) == before, bool(search_chain.stats.cache_misses))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[-2] == "1 True True"
 
 
 @pytest.mark.slow

@@ -43,7 +43,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def run() -> NoReturn:
+def main_and_exit() -> NoReturn:
     """The ``dominoes`` program (its installed script and ``python -m baselines.cli``): :func:`main`,
     then exit.
 

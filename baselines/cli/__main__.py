@@ -1,5 +1,5 @@
 """``python -m baselines.cli ARGS``: the ``dominoes`` command without its installed script."""
 
-from baselines.cli import run
+from baselines.cli import main_and_exit
 
-run()
+main_and_exit()

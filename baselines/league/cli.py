@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import threading
 import time
 
 from baselines.cli import options
@@ -114,11 +115,12 @@ def _play(args: argparse.Namespace) -> str:
     done = count_recorded(args.out)
     bar = _progress_bar(games, done, disabled=args.no_progress)
     played = 0
+    importing: list[threading.Thread] = []
 
     def record_played(record: GameRecord) -> None:
         nonlocal played
         if played == 0:  # the workers are all started by now: a thread cannot disturb their fork
-            _import_plotting_in_background()
+            importing.append(_import_plotting_in_background())
         played += 1
         bar.update(1)
 
@@ -128,6 +130,8 @@ def _play(args: argparse.Namespace) -> str:
                              record_dir=args.record_games)
     finally:
         bar.close()
+        for thread in importing:  # a failed or interrupted run: the import ends before the interpreter does
+            thread.join(timeout=5.0)
     if args.record_games is not None:
         unrecorded = sum(not game_record_path(args.record_games, record.game).is_file() for record in records)
         if unrecorded:
@@ -141,14 +145,14 @@ def _play(args: argparse.Namespace) -> str:
     return args.out
 
 
-def _import_plotting_in_background() -> None:
+def _import_plotting_in_background() -> threading.Thread:
     """Import the report's plotting library in a thread while the workers play the games: the
     0.3 s it takes then overlaps their work instead of following it."""
-    import threading
-
     from baselines.league.plot import import_plotting
 
-    threading.Thread(target=import_plotting, name="import-plotting", daemon=True).start()
+    thread = threading.Thread(target=import_plotting, name="import-plotting", daemon=True)
+    thread.start()
+    return thread
 
 
 def _progress_bar(total: int, done: int, disabled: bool):

@@ -15,7 +15,7 @@ from dominoes_env import files
 def import_plotting() -> Any:
     """matplotlib's pyplot on the Agg backend (files only: no display needed, safe in worker
     processes and CI). Importing it takes about 0.3 s, which a league spends while its workers
-    play (:func:`baselines.league.cli`), not after."""
+    play (:mod:`baselines.league.cli`), not after."""
     import matplotlib
 
     matplotlib.use("Agg")

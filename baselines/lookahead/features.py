@@ -48,7 +48,7 @@ def write_features(state, seat, low, high, in_pow, off_pow, out, hand, positions
     """
     n = state[rules.NUM_PLAYERS]
     t = state[rules.NUM_TILES]
-    owner, _, _, open_values, _, marker_up, _, hand_sizes, _ = rules.block_starts(n, t)  # offsets, not views
+    owner, _, _, open_values, _, marker_up, _, hand_sizes, _ = rules.block_starts(n, t)
     held = pips = doubles = on_mine = elsewhere = stranded = 0
     mine = state[open_values + seat]
     for tile in range(t):

@@ -94,7 +94,9 @@ def block_starts(num_players, num_tiles):
 
 @kernel(inline="always")
 def split_state(state):
-    """Named views into the flat state array (no copies), for code off the hot paths."""
+    """Named views into the flat state array (no copies): the compiled twin of HandState's
+    views, which the tests hold against each other. Kernels index the state at
+    :func:`block_starts`' offsets instead (its docstring says why)."""
     n = state[NUM_PLAYERS]
     t = state[NUM_TILES]
     owner, line_of, play_order, open_values, line_started, marker_up, passed_last, hand_sizes, _ = \
@@ -422,7 +424,7 @@ def start_hand(state, num_players, num_tiles, engine_value, engine, rule_flags, 
     state[ENGINE_VALUE] = engine_value
     state[RULES] = rule_flags
     state[DOUBLE_LINE] = -1
-    tile_owner, line_of, play_order, open_values, _, _, _, hand_sizes, _ = block_starts(n, t)  # not views
+    tile_owner, line_of, play_order, open_values, _, _, _, hand_sizes, _ = block_starts(n, t)
     for tile in range(t):
         state[tile_owner + tile] = owner[tile]
         state[line_of + tile] = -1
