@@ -73,7 +73,7 @@ def main() -> None:
     if args.against is not None and Path(args.against).resolve() == ROOT:
         parser.error(f"--against must be another checkout than this one, got {args.against!r}")
     checkouts = [ROOT] if args.against is None else [ROOT, Path(args.against).resolve()]
-    label = {ROOT: "this checkout", checkouts[-1]: str(checkouts[-1])} if args.against else {ROOT: ""}
+    label = {checkout: str(checkout) for checkout in checkouts} | {ROOT: "this checkout"}
     header = "| command | cold | warm | cold - warm | cold / warm |\n|---|---:|---:|---:|---:|"
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "league-out"

@@ -115,12 +115,12 @@ def _play(args: argparse.Namespace) -> str:
     done = count_recorded(args.out)
     bar = _progress_bar(games, done, disabled=args.no_progress)
     played = 0
-    importing: list[threading.Thread] = []
+    importer: threading.Thread | None = None
 
     def record_played(record: GameRecord) -> None:
-        nonlocal played
-        if played == 0:  # the workers are all started by now: a thread cannot disturb their fork
-            importing.append(_import_plotting_in_background())
+        nonlocal played, importer
+        if importer is None:  # the workers are all started by now: a thread cannot disturb their fork
+            importer = _import_plotting_in_background()
         played += 1
         bar.update(1)
 
@@ -130,8 +130,8 @@ def _play(args: argparse.Namespace) -> str:
                              record_dir=args.record_games)
     finally:
         bar.close()
-        for thread in importing:  # a failed or interrupted run: the import ends before the interpreter does
-            thread.join(timeout=5.0)
+        if importer is not None:  # done by now, unless the run failed: it ends before the interpreter does
+            importer.join(timeout=5.0)
     if args.record_games is not None:
         unrecorded = sum(not game_record_path(args.record_games, record.game).is_file() for record in records)
         if unrecorded:

@@ -171,7 +171,7 @@ def _hand_columns(after: Any, offsets: Any, highest: int, max_hand: int, low: An
             pips += low[tile] + high[tile]
             if low[tile] == high[tile]:
                 double_pips += low[tile] + high[tile]
-    own_open = index_of_one(after, offsets[OPEN_VALUES], highest + 1)  # line 0: mine
+    own_open = _open_value(after, offsets, 0, highest + 1)  # line 0: mine
     value, length = search_best_chain(hand[:held], np.int64(own_open), low, high, in_pow, off_pow,
                                       np.int64(MAX_LINE_LENGTH), positions)  # int64s: the planners' signature
     chain_pips = 0
