@@ -137,3 +137,28 @@ def test_the_version_is_the_installed_one(capsys):
     assert dominoes(["--version"]) == 0
     assert capsys.readouterr().out == f"dominoes-env {importlib.metadata.version('dominoes-env')}\n"
     assert dominoes_env.__version__ == importlib.metadata.version("dominoes-env")
+
+
+@pytest.mark.parametrize("arguments", [
+    ["table", "--players", "\u0663"],  # an Arabic-Indic three: int() reads it as 3
+    ["demo", "--seed", "\u0661\u0662"],
+    ["demo", "--hands", "\uff12"],  # a fullwidth two
+    ["league", "--games", "\u0967\u0966"],  # Devanagari ten
+    ["evaluate", "random", "--hands", "\u0665"],
+    ["serve", "--max-decision-ms", "\u0665\u0660\u0660"],
+])
+def test_numbers_on_the_command_line_are_written_in_ascii_digits(arguments, capsys):
+    with pytest.raises(SystemExit) as exited:
+        dominoes(arguments)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1
+    assert re.search(r"is not (an integer|a number) written in ASCII", err), err
+
+
+def test_ascii_numbers_are_read_as_before():
+    from dominoes_env.core import validation
+
+    assert [validation.read_integer(text) for text in ("3", " 12 ", "-4", "+5", "1_000", "3.0", "")] == \
+        [3, 12, -4, 5, None, None, None]
+    assert [validation.read_number(text) for text in ("2", "0.5", ".5", "1e-3", "inf", "nan", "\u0661.5")] == \
+        [2, 0.5, 0.5, 0.001, None, None, None]

@@ -4,6 +4,7 @@ with what the player sees, uniform over the agreeing deals, and positions a sear
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 
 import numpy as np
@@ -285,3 +286,69 @@ def test_samples_without_facts_are_a_uniform_shuffle():
     counts = Counter(map(tuple, sample_deals(free, rng, 30 * len(deals)).tolist()))
     assert set(counts) <= set(deals) and len(deals) >= 20
     assert chisquare([counts[deal] for deal in deals]).pvalue > 1e-3
+
+
+def _knowledge_at_the_deal(num_players: int = 4, highest: int = 9, **table) -> HandKnowledge:
+    tracker = KnowledgeTracker(dominoes_env.make_config(num_players, highest, **table))
+    env = dominoes_env.raw_env(tracker.config)
+    env.reset(seed=1)
+    return tracker.observe(env.observe(env.agent_selection)["observation"])
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"hand_sizes": "negative"}, "hand_sizes must each be from 0"),
+    ({"hand_sizes": "more"}, "hold 42 tiles, but 41 are hidden: they must be equal"),
+    ({"hand_sizes": "float"}, "hand_sizes must be a numpy array of integers"),
+    ({"hand_sizes": "short"}, "hand_sizes must be a numpy array of integers of shape (4)"),
+    ({"boneyard": 3}, "knowledge.boneyard must be an integer from 0 to 0 (no boneyard at this table), got 3"),
+    ({"boneyard": -1}, "knowledge.boneyard must be an integer from 0 to 0"),
+    ({"hidden": "repeated"}, "knowledge.hidden must be distinct tiles of the set"),
+    ({"hidden": "beyond"}, "knowledge.hidden must be distinct tiles of the set (0 to 54)"),
+    ({"forbidden": "ints"}, "knowledge.forbidden must be a numpy array of booleans of shape (4, 10)"),
+    ({"observation": "short"}, "knowledge.observation must be a numpy array of numbers"),
+    ({"config": None}, "knowledge.config must be a GameConfig"),
+])
+def test_the_sampler_refuses_knowledge_no_position_can_have(change, message):
+    """Each one was sampled as if possible (negative or impossible sizes) or failed deep in numba."""
+    knowledge = _knowledge_at_the_deal()
+    sizes, hidden = knowledge.hand_sizes, knowledge.hidden
+    values = {
+        "hand_sizes": {"negative": np.array([9, 12, 12, -6]), "more": sizes + np.array([0, 1, 0, 0]),
+                       "float": sizes.astype(float), "short": sizes[:3]},
+        "hidden": {"repeated": np.sort(np.append(hidden[1:], hidden[1])), "beyond": np.append(hidden[:-1], 60)},
+        "forbidden": {"ints": knowledge.forbidden.astype(int)},
+        "observation": {"short": knowledge.observation[:10]},
+    }
+    name, value = next(iter(change.items()))
+    fields = {**knowledge.__dict__, name: values[name][value] if name in values else value}
+    bad = HandKnowledge(**fields)
+    for call in (lambda: sample_deals(bad, np.random.default_rng(0), 2),
+                 lambda: sampled_positions(bad, np.random.default_rng(0), 2)):
+        with pytest.raises(ValueError) as refused:
+            call()
+        assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("rng, count, message", [
+    (None, 1, "rng must be a numpy.random.Generator (np.random.default_rng(seed)), got None"),
+    (np.random.RandomState(0), 1, "rng must be a numpy.random.Generator"),
+    (0, 1, "rng must be a numpy.random.Generator"),
+    ("rng", -1, "rng must be"),
+    ("rng", -1.5, "count must be an integer from 0 to 65536"),
+    ("rng", 10**9, "count must be an integer from 0 to 65536"),
+])
+def test_the_sampler_says_in_one_line_what_an_rng_or_a_count_must_be(rng, count, message):
+    knowledge = _knowledge_at_the_deal()
+    rng = np.random.default_rng(0) if isinstance(rng, str) and count != -1 else rng
+    with pytest.raises(ValueError, match=re.escape(message)):
+        sample_deals(knowledge, rng, count)
+
+
+def test_deals_given_to_sampled_states_must_fill_every_place():
+    knowledge = _knowledge_at_the_deal(3, 6, rules="mexican_train")
+    rng = np.random.default_rng(0)
+    deals = sample_deals(knowledge, rng, 4)
+    assert sampled_states(knowledge, deals, rng).shape[0] == 4
+    for bad in (deals[:, 1:], deals.astype(float), np.where(deals == 1, 2, deals), np.full_like(deals, 7)):
+        with pytest.raises(ValueError, match="deals must be"):
+            sampled_states(knowledge, bad, rng)

@@ -413,7 +413,7 @@ def test_the_table_options_are_every_commands_own(capsys):
         dominoes(["train", "td-lambda", "--players", "x"])
     err = capsys.readouterr().err
     assert exit_status.value.code == 2 and err.count("\n") == 1
-    assert "argument --players: invalid int value: 'x'" in err
+    assert "argument --players: 'x' is not an integer written in ASCII digits" in err
 
 
 @pytest.mark.parametrize("arguments", [

@@ -18,15 +18,25 @@ with warnings.catch_warnings():  # Starlette's test client asks for httpx2, whic
     from starlette.testclient import TestClient
 
 from baselines.policies.policy import Policy  # noqa: E402
+from baselines.web.admission import Admission  # noqa: E402
 from baselines.web.app import create_app  # noqa: E402
 from baselines.web.games import GameStore  # noqa: E402
 from dominoes_env.records import parse_record, write_record  # noqa: E402
 
+#: The address the test client's requests name (the app answers localhost names only).
+BASE_URL = "http://127.0.0.1:8000"
+JSON = {"Content-Type": "application/json"}
+
+
+def client_of(app) -> TestClient:
+    """A test client whose requests name the server as its own pages do."""
+    return TestClient(app, base_url=BASE_URL)
+
 
 @pytest.fixture
 def served(tmp_path):
-    store = GameStore(max_games=60)
-    with TestClient(create_app(tmp_path, store)) as client:
+    store = GameStore(max_games=60, max_per_session=60)
+    with client_of(create_app(tmp_path, store, Admission(allow_imports=True))) as client:
         yield client, store, tmp_path
 
 
@@ -123,7 +133,7 @@ def test_bad_requests_get_a_4xx_with_one_line(served, method, path, body, status
     (directory.parent / "secret.json").write_text("{}")
     (directory / "link.json").symlink_to(directory.parent / "secret.json")
     keyword = {} if body is None else ({"json": body} if isinstance(body, dict) else {"content": body})
-    answer = getattr(client, method)(path, **keyword) if body is not None else getattr(client, method)(path)
+    answer = getattr(client, method)(path, **keyword, **({} if method == "get" else {"headers": JSON}))
     assert answer.status_code == status, answer.text
     error = answer.json()["error"]
     assert reason in error and "\n" not in error
@@ -172,7 +182,7 @@ def test_records_in_the_directory_and_uploads_are_watched_hand_by_hand(served):
         assert frame["move"]["action"] == move.action and frame["move"]["text"] == move.text
         assert move.action in [option["action"] for option in frame["move"]["alternatives"]]
     assert frames[-1]["table"]["hand_over"]
-    uploaded = client.post("/api/records/upload?hand=1", content=json.dumps(recorded.to_json()))
+    uploaded = client.post("/api/records/upload?hand=1", content=json.dumps(recorded.to_json()), headers=JSON)
     assert uploaded.status_code == 200 and uploaded.json()["frames"] == frames
     for hand in ("2", "-1", "abc", "\u0661", "9" * 50):  # no such hand, or not a number in ASCII digits
         answer = client.get(f"/api/records/league/game_00000001.json?hand={hand}")
@@ -181,13 +191,14 @@ def test_records_in_the_directory_and_uploads_are_watched_hand_by_hand(served):
 
 def test_a_full_server_refuses_new_games_until_one_ends_or_idles_out(tmp_path):
     store = GameStore(max_games=2, idle_seconds=3600)
-    with TestClient(create_app(None, store)) as client:
+    with client_of(create_app(None, store)) as client:
         first, _ = start(client), start(client)
         answer = client.post("/api/games", json={"players": 3, "highest": 6, "opponents": ["greedy"]})
-        assert answer.status_code == 503 and "holds 2 games going on already" in answer.json()["error"]
-        play_to_the_end(client, first)  # a finished game gives its place up when one is needed
+        assert answer.status_code == 503 and "the server is full: it holds 2 games going on" in answer.json()["error"]
+        assert client.get("/api/players").json()["room"] == 0  # the page says so when it opens
+        play_to_the_end(client, first)  # a finished game gives its place up, and keeps its record
         third = start(client)
-        assert len(store) == 2 and client.get(f"/api/games/{first['id']}").status_code == 404
+        assert len(store) == 3 and client.get(f"/api/games/{first['id']}/record").status_code == 200
         store.idle_seconds = -1  # every game is now idle
         start(client)
         assert len(store) == 1 and client.get(f"/api/games/{third['id']}").status_code == 404
@@ -217,13 +228,16 @@ def test_no_frame_tells_another_seats_legal_moves(served):
     assert created["state"]["table"]["legal"]  # yours are given
 
 
-def test_a_server_others_can_reach_takes_the_shipped_players_by_name_only(tmp_path, capsys):
-    with TestClient(create_app(None, GameStore(), any_spec=False)) as client:
-        for spec in ("this.Zen", "td_lambda@/etc/shadow", "best_line(max_line_length=6)", "greedy:2"):
+def test_by_default_the_server_seats_the_shipped_players_only(tmp_path, capsys):
+    with client_of(create_app(None, GameStore())) as client:
+        for spec in ("this.Zen", "this"):
             answer = client.post("/api/games", json={"players": 3, "highest": 6, "opponents": [spec]})
-            assert answer.status_code == 400 and "shipped players by name only" in answer.json()["error"], spec
+            assert answer.status_code == 400 and "seats the shipped players" in answer.json()["error"], spec
+            assert "--allow-imports" in answer.json()["error"]
         assert "Zen of Python" not in capsys.readouterr().out  # nothing was imported
-        assert start(client)["state"]["labels"][1] == "greedy"
+        assert start(client, opponents=["best_line(max_line_length=6)"])["state"]["labels"][1] == \
+            "best_line(max_line_length=6)"
+        assert start(client, opponents=["greedy:2"])["state"]["labels"][1:] == ["greedy", "greedy"]
 
 
 class FailsOnItsThirdMove(Policy):

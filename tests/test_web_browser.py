@@ -150,3 +150,37 @@ def test_a_league_record_is_opened_and_stepped_through(server, browser):
     page.check("#all-hands")
     assert page.locator("#table g[data-hand]").count() == 3
     page.close()
+
+
+def test_the_page_says_when_the_server_is_full_and_a_page_of_another_site_gets_nothing(browser):
+    store = GameStore(max_games=2)
+    url, stop = serve_in_background(create_app(None, store), abandon_all=store.abandon_all)
+
+    def new_game(page):
+        page.goto(url + "/")
+        page.select_option("#players", "3")
+        page.fill("#opponent", "greedy")
+        page.click("#new-game")
+        page.wait_for_selector("body[data-busy='0']")
+
+    try:
+        first, second, third, foreign = (browser.new_page() for _ in range(4))
+        new_game(first)
+        # a page of another origin (this server under another name) sends what a cross-site page can
+        foreign.goto(url.replace("127.0.0.1", "localhost") + "/static/style.css")
+        sent = foreign.evaluate("""async (target) => {
+            const answer = await fetch(target + "/api/games", {method: "POST", mode: "no-cors",
+                headers: {"Content-Type": "text/plain"}, body: JSON.stringify({opponents: ["greedy"]})});
+            return answer.type; }""", url)
+        assert sent == "opaque" and store.going_on() == 1  # refused, and its answer unreadable
+        new_game(second)
+        assert store.going_on() == 2 and second.text_content("#error") == ""
+        third.goto(url + "/")  # the server is full: the page says so when it opens, and when asked
+        third.wait_for_function("document.getElementById('error').textContent !== ''")
+        assert "The server is full" in third.text_content("#error")
+        third.click("#new-game")
+        third.wait_for_function("document.getElementById('error').textContent.startsWith('the server is full')")
+        for page in (first, second, third, foreign):
+            page.close()
+    finally:
+        stop()

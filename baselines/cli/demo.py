@@ -9,13 +9,14 @@ import numpy as np
 import dominoes_env
 from baselines.cli import options
 from baselines.harness.play import HandWatcher
+from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME
 from dominoes_env.core.render import render_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_table_options(parser)
-    parser.add_argument("--hands", type=int, default=1,
+    parser.add_argument("--hands", type=validation.integer_argument, default=1,
                         help=f"hands in the game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays engines N down to 0)")
     options.add_seed_option(parser, "the deals and of the players")
 

@@ -7,6 +7,7 @@ import sys
 
 from baselines.cli import options
 from baselines.harness.evaluate import MAX_HANDS, evaluate
+from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME
 
 
@@ -17,10 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("policies", nargs="+", metavar="POLICY",
                         help="NAME, NAME:COPIES, 'NAME(KEY=VALUE,...)' or NAME@CHECKPOINT; at least one per seat "
                              "(more are rotated through the seats)")
-    parser.add_argument("--hands", type=int, default=4000, help=f"hands to play at least (1-{MAX_HANDS}, default 4000)")
+    parser.add_argument("--hands", type=validation.integer_argument, default=4000,
+                        help=f"hands to play at least (1-{MAX_HANDS}, default 4000)")
     options.add_seed_option(parser, "the deals and the policies")
     options.add_table_options(parser)
-    parser.add_argument("--hands-per-game", type=int, default=1,
+    parser.add_argument("--hands-per-game", type=validation.integer_argument, default=1,
                         help=f"hands per game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays full games with "
                              "engines N..0)")
     bar = parser.add_mutually_exclusive_group()

@@ -26,9 +26,9 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
     """``--players``, ``--highest`` and the table rules (``--rules`` names a preset, e.g.
     ``mexican_train``; ``--boneyard``, ``--cover-doubles``, ``--first-player`` set one option;
     the rule book's game by default, see docs/RULES.md)."""
-    parser.add_argument("--players", type=int, default=4,
+    parser.add_argument("--players", type=validation.integer_argument, default=4,
                         help=f"number of players ({MIN_PLAYERS}-{MAX_PLAYERS}, default 4)")
-    parser.add_argument("--highest", type=int, default=9,
+    parser.add_argument("--highest", type=validation.integer_argument, default=9,
                         help=f"highest pip value N of the double-N set ({MIN_HIGHEST}-{MAX_HIGHEST}, default 9)")
     parser.add_argument("--rules", choices=sorted(RULE_SETS), default=None,
                         help="a named rule set: mexican_train (a boneyard and covered doubles, the game most "
@@ -43,7 +43,7 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")
+    parser.add_argument("--seed", type=validation.integer_argument, default=0, help=f"seed of {what} (default 0)")
 
 
 def table(args: argparse.Namespace) -> GameConfig:

@@ -57,10 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "one spec without :COPIES fills every other seat. Default: td_lambda where it ships a "
                              "player for the table (it needs the league extra), else persistent_line")
     options.add_table_options(parser)
-    parser.add_argument("--hands", type=int, default=1,
+    parser.add_argument("--hands", type=validation.integer_argument, default=1,
                         help=f"hands in the game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays engines N down to 0)")
     options.add_seed_option(parser, "the deals and of the opponents")
-    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0: player_0)")
+    parser.add_argument("--seat", type=validation.integer_argument, default=0, help="your seat (default 0: player_0)")
     parser.add_argument("--record", metavar="FILE",
                         help="write the game to FILE as a game record (JSON), after every hand and when you leave; "
                              "replay it with dominoes replay")

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a game record (dominoes play --record, dominoes league --record-games)")
     parser.add_argument("--gif", metavar="OUT", help="write the positions as an animated GIF")
     parser.add_argument("--png-dir", metavar="DIR", help="write the positions as PNG files into DIR")
-    parser.add_argument("--fps", type=float, default=2.0,
+    parser.add_argument("--fps", type=validation.number_argument, default=2.0,
                         help=f"frames per second of the GIF ({MIN_FPS:g}-{MAX_FPS:g}, default 2)")
     parser.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the table in the terminal: auto, always, never")

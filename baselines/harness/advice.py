@@ -9,7 +9,7 @@ which reasons about the tiles it cannot see, follows every observation of the pe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,14 +40,14 @@ def default_opponent(config: GameConfig) -> specs.PolicySpec:
     raise ValueError(f"none of {list(DEFAULT_OPPONENTS)} can play {describe_table(config)}")
 
 
-def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = "--opponents"
-                   ) -> list[specs.PolicySpec]:
+def chosen_specs(texts: Sequence[str] | None, config: GameConfig, what: str = "--opponents"
+                 ) -> list[specs.PolicySpec]:
     """One spec per other seat from the person's choice (none: the default opponent; one spec:
-    every seat, or ``"greedy:3"`` copies; else one per seat), each made once here, so a bad name
-    or parameter fails before the game. `what` names the choice in messages.
+    every seat, or ``"greedy:3"`` copies; else one per seat), read but not yet built. `what`
+    names the choice in messages.
 
     Raises:
-        ValueError: a spec that cannot be read or made, or copies that do not fill the table.
+        ValueError: a spec that cannot be read, or copies that do not fill the table.
     """
     others = config.num_players - 1
     if not texts:
@@ -56,7 +56,18 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = 
     chosen = [spec for spec, copies in parsed for _ in range(copies)]
     if len(chosen) != others:
         raise ValueError(f"{what}: {config.num_players} players need {others} opponents, got {len(chosen)}")
-    for spec, _ in parsed:
+    return chosen
+
+
+def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = "--opponents"
+                   ) -> list[specs.PolicySpec]:
+    """:func:`chosen_specs`, each made once here, so a bad name or parameter fails before the game.
+
+    Raises:
+        ValueError: a spec that cannot be read or made, or copies that do not fill the table.
+    """
+    chosen = chosen_specs(texts, config, what)
+    for spec in dict.fromkeys(chosen):
         try:
             registry.check(spec, config)
         except ValueError as error:
@@ -67,13 +78,15 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = 
 class Hints:
     """What the hint policies would play for a person, and td_lambda's predicted final pips of each legal move."""
 
-    def __init__(self, config: GameConfig, seed: int) -> None:
+    def __init__(self, config: GameConfig, seed: int, parameters: Mapping[str, Mapping[str, Any]] | None = None
+                 ) -> None:
+        """`parameters`: a hint policy's own parameters by its name (the web server's clock ceiling)."""
         self.config = config
         self.policies: dict[str, Any] = {}  # td_lambda's value network is read for the predictions
         self.missing: dict[str, str] = {}
         for name in HINT_POLICIES:
             try:
-                self.policies[name] = make_policy(name, config, seed=seed)
+                self.policies[name] = make_policy(name, config, seed=seed, **(parameters or {}).get(name, {}))
             except ValueError as error:
                 self.missing[name] = str(error)
 

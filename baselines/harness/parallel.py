@@ -36,7 +36,7 @@ def add_parallel_options(parser: argparse.ArgumentParser) -> None:
     """``--backend``, ``--workers`` and ``--ray-address``, as every command that hands out work takes them."""
     parser.add_argument("--backend", choices=BACKENDS, default="local",
                         help="local: processes on this machine; ray: Ray tasks (default local)")
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--workers", type=validation.integer_argument, default=None,
                         help=f"worker processes, or CPUs of a local Ray instance (1-{MAX_WORKERS}; default: all "
                              f"cores, {default_workers()} here)")
     parser.add_argument("--ray-address", default=None,

@@ -32,6 +32,7 @@ from baselines.league.spec import (
     make_spec,
     parse_policy_arguments,
 )
+from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, table_arguments
 from dominoes_env.files import FileRefused
 
@@ -47,9 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"Default: {' '.join(DEFAULT_POLICIES)}, {DEFAULT_COPIES} copies each, plus "
                              f"{' '.join(OPTIONAL_DEFAULT_POLICIES)} where it ships a trained player for the table")
     options.add_table_options(parser)
-    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
+    parser.add_argument("--games", type=validation.integer_argument, default=DEFAULT_GAMES,
                         help=f"games the league should hold when done (1-{MAX_GAMES}, default {DEFAULT_GAMES})")
-    parser.add_argument("--hands-per-game", type=int, default=None,
+    parser.add_argument("--hands-per-game", type=validation.integer_argument, default=None,
                         help=f"hands per game (1-{MAX_HANDS_PER_GAME}; default N+1, a full game with engines N "
                              "down to 0)")
     options.add_seed_option(parser, "the tables, deals and policies")

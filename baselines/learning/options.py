@@ -132,13 +132,9 @@ def switch(text: str) -> Any:
 
 
 def number(text: str) -> Any:
-    """An int or a float if the text is one, else the text (refused by the field's check)."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    """An int or a float if the text writes one in ASCII, else the text (refused by the field's check)."""
+    value = validation.read_number(text)
+    return text if value is None else value
 
 
 def names(text: str) -> tuple[str, ...]:

@@ -117,13 +117,14 @@ def build(spec: PolicySpec, config: GameConfig, seed: SeedLike = None) -> Policy
     return make_policy(spec.name, config, seed=seed, **spec.kwargs)
 
 
-def check(spec: PolicySpec, config: GameConfig) -> None:
+def check(spec: PolicySpec, config: GameConfig, shown_as: str | None = None) -> None:
     """Build the policy once for `config`, so that a bad name, parameter, checkpoint or missing
-    extra is refused before any game: one ValueError naming the policy and the table."""
+    extra is refused before any game: one ValueError naming the policy (`shown_as`, else its
+    label) and the table."""
     try:
         build(spec, config, seed=0)
     except Exception as error:  # unknown name, bad parameter, damaged checkpoint, missing extra, ...
-        raise ValueError(f"{spec.label!r} cannot play {describe_table(config)}: {error}") from None
+        raise ValueError(f"{shown_as or spec.label!r} cannot play {describe_table(config)}: {error}") from None
 
 
 @dataclass(frozen=True)

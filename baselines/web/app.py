@@ -1,5 +1,8 @@
 """The web app of ``dominoes serve``: the pages and a JSON API, on Starlette.
 
+Only this server's own pages are answered (:mod:`baselines.web.guard`), and a request seats
+only what the server was started to allow (:mod:`baselines.web.admission`).
+
 API (every refusal is a 4xx with ``{"error": "one line"}`` and changes nothing):
 
 - ``GET /api/players``: the shipped players an opponent can be, and the default one;
@@ -15,23 +18,36 @@ API (every refusal is a 4xx with ``{"error": "one line"}`` and changes nothing):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from baselines.harness.advice import Hints, default_opponent, opponent_specs
-from baselines.policies import specs
-from baselines.web.games import MAX_WEB_HANDS, GameRefused, GameStore, NotYet, ServerFull, WebGame
+from baselines.harness.advice import Hints, default_opponent
+from baselines.web.admission import SHIPPED, Admission
+from baselines.web.games import (
+    MAX_WEB_HANDS,
+    Abandoned,
+    GameRefused,
+    GameStore,
+    NotYet,
+    ServerFull,
+    SessionFull,
+    WebGame,
+)
+from baselines.web.guard import LOCAL_HOSTS, OwnOriginOnly, session_of
 from baselines.web.watch import RecordLibrary, hand_frames, parse_upload, summary
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS, RULE_SETS, make_config
@@ -39,8 +55,8 @@ from dominoes_env.records import MAX_RECORD_BYTES, RecordError
 
 STATIC = Path(str(resources.files("baselines.web") / "static"))
 MAX_REQUEST_BYTES = 64 * 1024  #: a request that is not an upload
-#: The players the page offers as opponents (any spec the league takes is accepted too).
-OFFERED = ("td_lambda", "lookahead", "linear_sarsa", "persistent_line", "best_line", "double", "greedy", "random")
+#: How often a request whose opponents are playing looks whether its client went away.
+DISCONNECT_POLL_SECONDS = 0.2
 
 
 class RequestTooLarge(GameRefused):
@@ -48,7 +64,8 @@ class RequestTooLarge(GameRefused):
 
 
 #: The status of each kind of refusal; any other GameRefused or RecordError is a 400.
-STATUS: dict[type[Exception], int] = {RequestTooLarge: 413, ServerFull: 503, NotYet: 409}
+STATUS: dict[type[Exception], int] = {RequestTooLarge: 413, ServerFull: 503, SessionFull: 429, NotYet: 409,
+                                      Abandoned: 503}
 
 
 def refuse(reason: str, status: int = 400) -> JSONResponse:
@@ -79,12 +96,8 @@ async def _json_object(request: Request) -> dict[str, Any]:
     return data
 
 
-def new_game(data: dict[str, Any], any_spec: bool = True) -> WebGame:
-    """A game from the page's choices, each checked (one-line GameRefused naming the field).
-
-    With `any_spec` False (a server others can reach) an opponent is one of :data:`OFFERED` by
-    its plain name: a spec may import a module, read a file or ask for minutes of search a move.
-    """
+def new_game(data: dict[str, Any], admission: Admission) -> WebGame:
+    """A game from the page's choices, each checked (one-line GameRefused naming the field), not started."""
     try:
         players = validation.integer("players", data.get("players", 4), MIN_PLAYERS, MAX_PLAYERS)
         highest = validation.integer("highest", data.get("highest", 9), MIN_HIGHEST, MAX_HIGHEST)
@@ -96,64 +109,76 @@ def new_game(data: dict[str, Any], any_spec: bool = True) -> WebGame:
         texts = data.get("opponents") or []
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
             raise ValueError("opponents is a list of policy specs")
-        if not any_spec:
-            for text in texts:
-                spec, copies = specs.parse(text)
-                if spec.name not in OFFERED or spec.params or text.strip() != spec.name:
-                    raise ValueError(f"opponents: this server takes the shipped players by name only "
-                                     f"({', '.join(OFFERED)}), got {text!r}")
-        opponents = opponent_specs(texts, config, what="opponents")
+        opponents = admission.opponents(texts, config)
     except ValueError as error:
         raise GameRefused(str(error).splitlines()[0]) from None
-    return WebGame(config, hands, secrets.randbits(63) if seed is None else seed, seat, opponents)
+    return WebGame(config, hands, secrets.randbits(63) if seed is None else seed, seat, opponents,
+                   admission.hint_parameters())
 
 
-def create_app(records: str | Path | None = None, store: GameStore | None = None, any_spec: bool = True
-               ) -> Starlette:
-    """The app: pages under ``/`` (play) and ``/watch``, the API under ``/api``.
+def _locked(game: WebGame, work: Callable[[], Any]) -> Any:
+    """`work()` under the game's lock, in a worker thread: a move in progress is never seen half done."""
+    def run() -> Any:
+        with game.lock:
+            return work()
 
-    `any_spec`: opponents may be any spec the league takes (import paths, checkpoints,
-    parameters), for a server only its own user reaches; False takes the shipped players by name.
-    """
-    games = store if store is not None else GameStore()
-    library = RecordLibrary(records)
-    hints_by_table: dict[Any, Hints] = {}
+    return run_in_threadpool(run)
 
-    def game_of(request: Request) -> WebGame:
-        return games.get(request.path_params["game"])
 
-    def hints_for(config: Any) -> Hints:
-        if config not in hints_by_table:
-            hints_by_table[config] = Hints(config, 0)
-        return hints_by_table[config]
+async def _watched(request: Request, game: WebGame, work: Callable[[], Any]) -> Any:
+    """:func:`_locked`, and the game abandoned if the client goes away meanwhile: its opponents
+    stop before their next decision instead of playing on for nobody."""
+    task = asyncio.ensure_future(_locked(game, work))
+    while not task.done():
+        await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
+        if not task.done() and await request.is_disconnected():
+            game.abandon()
+    return task.result()
 
-    async def players(request: Request) -> Response:
+
+class Api:
+    """The API's handlers, over the games, the records directory and what requests may seat."""
+
+    def __init__(self, games: GameStore, library: RecordLibrary, admission: Admission) -> None:
+        self.games, self.library, self.admission = games, library, admission
+        self._hints_by_table: dict[Any, Hints] = {}
+
+    def _game(self, request: Request) -> WebGame:
+        return self.games.get(request.path_params["game"])
+
+    def _hints_for(self, config: Any) -> Hints:
+        if config not in self._hints_by_table:
+            self._hints_by_table[config] = Hints(config, 0, self.admission.hint_parameters())
+        return self._hints_by_table[config]
+
+    async def players(self, request: Request) -> Response:
         table = make_config(4, 9)
-        return JSONResponse({"players": list(OFFERED), "default": default_opponent(table).label,
-                             "rule_sets": list(RULE_SETS), "max_hands": MAX_WEB_HANDS})
+        session = session_of(request.scope)
+        room = min(self.games.max_games - self.games.going_on(), self.games.max_per_session
+                   - self.games.going_on(session))
+        return JSONResponse({"players": list(SHIPPED), "default": default_opponent(table).label,
+                             "rule_sets": list(RULE_SETS), "max_hands": MAX_WEB_HANDS, "room": max(0, room)})
 
-    async def create(request: Request) -> Response:
+    async def create(self, request: Request) -> Response:
         data = await _json_object(request)
-        games.check_room()  # before a game is built
-        game = await run_in_threadpool(new_game, data, any_spec)
-        key = games.add(game)
-        return JSONResponse({"id": key, "frames": [frame.to_json() for frame in game.opening], "state": game.state()},
+        session = session_of(request.scope)
+        self.games.check_room(session)  # before a game is built
+        game = await run_in_threadpool(new_game, data, self.admission)
+        key = self.games.add(game, session)
+        try:
+            frames = await _watched(request, game, game.start)
+        except GameRefused:
+            self.games.discard(key)  # nobody was told its id
+            raise
+        return JSONResponse({"id": key, "frames": [frame.to_json() for frame in frames], "state": game.state()},
                             status_code=201)
 
-    def locked(game: WebGame, work: Any) -> Any:
-        """`work()` under the game's lock, in a worker thread: a move in progress is never seen half done."""
-        def run() -> Any:
-            with game.lock:
-                return work()
+    async def state(self, request: Request) -> Response:
+        game = self._game(request)
+        return JSONResponse(await _locked(game, game.state))
 
-        return run_in_threadpool(run)
-
-    async def state(request: Request) -> Response:
-        game = game_of(request)
-        return JSONResponse(await locked(game, game.state))
-
-    async def move(request: Request) -> Response:
-        game = game_of(request)
+    async def move(self, request: Request) -> Response:
+        game = self._game(request)
         data = await _json_object(request)
         if "action" not in data:
             raise GameRefused("give the move as {\"action\": N}")
@@ -162,19 +187,19 @@ def create_app(records: str | Path | None = None, store: GameStore | None = None
             frames = game.move(data["action"])
             return {"frames": [frame.to_json() for frame in frames], "state": game.state()}
 
-        return JSONResponse(await locked(game, play))
+        return JSONResponse(await _watched(request, game, play))
 
-    async def hint(request: Request) -> Response:
-        game = game_of(request)
-        return JSONResponse(await locked(game, game.hint))
+    async def hint(self, request: Request) -> Response:
+        game = self._game(request)
+        return JSONResponse(await _locked(game, game.hint))
 
-    async def record(request: Request) -> Response:
-        game = game_of(request)
-        text = await locked(game, game.record_text)
+    async def record(self, request: Request) -> Response:
+        game = self._game(request)
+        text = await _locked(game, game.record_text)
         return Response(text, media_type="application/json",
                         headers={"Content-Disposition": 'attachment; filename="dominoes-game.json"'})
 
-    def frames_of(recorded: Any, request: Request) -> dict[str, Any]:
+    def _frames_of(self, recorded: Any, request: Request) -> dict[str, Any]:
         raw = request.query_params.get("hand", "0")
         try:
             number = validation.integer("hand", int(raw) if re.fullmatch("[0-9]{1,7}", raw) else raw, 0,
@@ -182,58 +207,73 @@ def create_app(records: str | Path | None = None, store: GameStore | None = None
         except ValueError as error:
             raise GameRefused(str(error)) from None
         return {"summary": summary(recorded), "hand": number,
-                "frames": hand_frames(recorded, number, hints_for(recorded.config))}
+                "frames": hand_frames(recorded, number, self._hints_for(recorded.config))}
 
-    async def record_list(request: Request) -> Response:
+    async def record_list(self, request: Request) -> Response:
+        library = self.library
         return JSONResponse({"records": await run_in_threadpool(library.names),
                              "directory": None if library.root is None else str(library.root)})
 
-    async def record_frames(request: Request) -> Response:
+    async def record_frames(self, request: Request) -> Response:
         name = request.path_params["name"]
+        return JSONResponse(await run_in_threadpool(lambda: self._frames_of(self.library.read(name), request)))
 
-        def load() -> dict[str, Any]:
-            return frames_of(library.read(name), request)
-
-        return JSONResponse(await run_in_threadpool(load))
-
-    async def upload(request: Request) -> Response:
+    async def upload(self, request: Request) -> Response:
         body = await _body(request, MAX_RECORD_BYTES)
-        return JSONResponse(await run_in_threadpool(lambda: frames_of(parse_upload(body), request)))
+        return JSONResponse(await run_in_threadpool(lambda: self._frames_of(parse_upload(body), request)))
 
-    async def page(request: Request) -> Response:
-        name = "watch.html" if request.url.path.rstrip("/") == "/watch" else "play.html"
-        return FileResponse(STATIC / name)
+    def routes(self) -> list[Route | Mount]:
+        return [
+            Route("/", page), Route("/watch", page),
+            Route("/api/players", self.players),
+            Route("/api/games", self.create, methods=["POST"]),
+            Route("/api/games/{game}", self.state),
+            Route("/api/games/{game}/move", self.move, methods=["POST"]),
+            Route("/api/games/{game}/hint", self.hint),
+            Route("/api/games/{game}/record", self.record),
+            Route("/api/records", self.record_list),
+            Route("/api/records/upload", self.upload, methods=["POST"]),
+            Route("/api/records/{name:path}", self.record_frames),
+            Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+        ]
 
-    async def not_found(request: Request, error: Exception) -> Response:
-        if isinstance(error, KeyError):
-            what = "game" if "game" in request.path_params else "record"
-            return refuse(f"no such {what}: {request.path_params.get('game', request.path_params.get('name'))!r}", 404)
-        return refuse(f"no such page: {request.url.path}", 404)
 
-    async def refused(request: Request, error: Exception) -> Response:
-        return refuse(str(error).splitlines()[0] if str(error) else "refused", STATUS.get(type(error), 400))
+async def page(request: Request) -> Response:
+    name = "watch.html" if request.url.path.rstrip("/") == "/watch" else "play.html"
+    return FileResponse(STATIC / name)
 
-    async def failed(request: Request, error: Exception) -> Response:
-        """Anything else: still one line of JSON (the page shows it), and the game as it was."""
-        reason = str(error).splitlines()[0] if str(error) else ""
-        return refuse(f"the server failed: {type(error).__name__}: {reason}".rstrip(": "), 500)
 
-    async def method_not_allowed(request: Request, error: Exception) -> Response:
-        return refuse(f"{request.method} is not allowed on {request.url.path}", 405)
+async def not_found(request: Request, error: Exception) -> Response:
+    if isinstance(error, KeyError):
+        what = "game" if "game" in request.path_params else "record"
+        return refuse(f"no such {what}: {request.path_params.get('game', request.path_params.get('name'))!r}", 404)
+    return refuse(f"no such page: {request.url.path}", 404)
 
-    routes = [
-        Route("/", page), Route("/watch", page),
-        Route("/api/players", players),
-        Route("/api/games", create, methods=["POST"]),
-        Route("/api/games/{game}", state),
-        Route("/api/games/{game}/move", move, methods=["POST"]),
-        Route("/api/games/{game}/hint", hint),
-        Route("/api/games/{game}/record", record),
-        Route("/api/records", record_list),
-        Route("/api/records/upload", upload, methods=["POST"]),
-        Route("/api/records/{name:path}", record_frames),
-        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
-    ]
+
+async def refused(request: Request, error: Exception) -> Response:
+    return refuse(str(error).splitlines()[0] if str(error) else "refused", STATUS.get(type(error), 400))
+
+
+async def failed(request: Request, error: Exception) -> Response:
+    """Anything else: still one line of JSON (the page shows it), and the game as it was."""
+    reason = str(error).splitlines()[0] if str(error) else ""
+    return refuse(f"the server failed: {type(error).__name__}: {reason}".rstrip(": "), 500)
+
+
+async def method_not_allowed(request: Request, error: Exception) -> Response:
+    return refuse(f"{request.method} is not allowed on {request.url.path}", 405)
+
+
+def create_app(records: str | Path | None = None, store: GameStore | None = None,
+               admission: Admission | None = None, hosts: Sequence[str] = LOCAL_HOSTS) -> Starlette:
+    """The app: pages under ``/`` (play) and ``/watch``, the API under ``/api``.
+
+    `admission`: what a request may seat (default: the shipped players by name, the champion
+    under a one-second clock); `hosts`: the host names it answers (see
+    :func:`baselines.web.guard.answered_hosts`).
+    """
+    api = Api(store if store is not None else GameStore(), RecordLibrary(records), admission or Admission())
     handlers: dict[Any, Any] = {KeyError: not_found, 404: not_found, GameRefused: refused, RecordError: refused,
                                 405: method_not_allowed, Exception: failed}
-    return Starlette(routes=routes, exception_handlers=handlers)
+    return Starlette(routes=api.routes(), exception_handlers=handlers,
+                     middleware=[Middleware(OwnOriginOnly, hosts=hosts)])

@@ -2,8 +2,12 @@
 
 A :class:`WebGame` seats the person and the opponents at a dominoes AEC env (recorded as
 ``dominoes play --record`` records), plays the opponents' moves up to the person's turn, and
-hands back every position on the way (the frames the page animates). A :class:`GameStore`
-keeps the games, drops the ones left idle, and refuses more than it can hold.
+hands back every position on the way (the frames the page animates). It stops between two
+decisions once abandoned (the page went away, the game idled out, the server stops).
+
+A :class:`GameStore` keeps the games and bounds what one browser can take: at most
+`max_games` going on in all and `max_per_session` per browser session, dropped when left idle.
+A finished game takes no place: it keeps its record for download until it idles out.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,15 +23,18 @@ import numpy as np
 
 import dominoes_env
 from baselines.harness.advice import Hints
-from baselines.policies import registry, specs
+from baselines.policies import registry
 from baselines.policies.policy import Policy
+from baselines.web.admission import WebOpponent
 from baselines.web.table import table_data
 from dominoes_env.core import actions
 from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.state import HandState
 from dominoes_env.records import RecordGames, dumps_record
 
-MAX_GAMES = 64  #: games held at once; a new one beyond is refused until one ends or idles out
+MAX_GAMES = 64  #: games going on at once; a new one beyond is refused until one ends or idles out
+MAX_GAMES_PER_SESSION = 8  #: games going on at once in one browser session (the anonymous one too)
+MAX_FINISHED = 256  #: finished games kept for their records (the downloaded ones make room first)
 IDLE_SECONDS = 30 * 60  #: a game nobody touched for this long is dropped
 MAX_WEB_HANDS = 20  #: hands of a game started from the page
 
@@ -40,8 +47,17 @@ class ServerFull(GameRefused):
     """No room for another game now (answered 503)."""
 
 
+class SessionFull(GameRefused):
+    """This browser session holds as many games going on as it may (answered 429)."""
+
+
 class NotYet(GameRefused):
     """What is asked exists only later, e.g. the record before the game is over (answered 409)."""
+
+
+class Abandoned(GameRefused):
+    """The game was abandoned while its opponents played: its page went away, it idled out, or
+    the server stops (answered 503 to whoever still listens)."""
 
 
 @dataclass(frozen=True)
@@ -56,23 +72,45 @@ class Frame:
 
 
 class WebGame:
-    """The person in `seat`, `opponents` in the other seats in seat order after it."""
+    """The person in `seat`, `opponents` in the other seats in seat order after it.
+
+    Nothing is played when it is made: :meth:`start` plays the opponents up to the person's
+    first turn (the server does that once the game has its place).
+    """
 
     def __init__(self, config: GameConfig, num_hands: int, seed: int, seat: int,
-                 opponents: Sequence[specs.PolicySpec]) -> None:
+                 opponents: Sequence[WebOpponent], hint_parameters: Mapping[str, Mapping[str, Any]] | None = None
+                 ) -> None:
         n = config.num_players
         self.config, self.num_hands, self.seat, self.seed = config, num_hands, seat, seed
         self.labels = ["you" if s == seat else opponents[(s - seat - 1) % n].label for s in range(n)]
         seeds = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
         self.opponents: dict[int, Policy] = {
-            s: registry.build(opponents[(s - seat - 1) % n], config, seed=int(seeds[s])) for s in range(n) if s != seat}
-        self.hints = Hints(config, int(seeds[seat]))
+            s: registry.build(opponents[(s - seat - 1) % n].spec, config, seed=int(seeds[s]))
+            for s in range(n) if s != seat}
+        self.hints: Hints | None = Hints(config, int(seeds[seat]), hint_parameters)
         self.env = RecordGames(dominoes_env.raw_env(config, num_hands=num_hands), players=self.labels)
         self.env.reset(seed=seed)
         self.lock = threading.Lock()
         self.last_used = time.monotonic()
-        self.broken: str | None = None  # why the game cannot go on (an opponent failed), once it cannot
-        self.opening = self._play_opponents()
+        self.broken: str | None = None  # why the game cannot go on (an opponent failed, it was abandoned)
+        self.downloaded = False  # its record was given
+        self.abandoned = threading.Event()  # set from another thread: the opponents stop before their next decision
+        self.opening: list[Frame] = []
+
+    def start(self) -> list[Frame]:
+        """Play the opponents up to the person's first turn: the frames of their moves."""
+        self.opening = self._play_opponents_or_break()
+        return self.opening
+
+    def abandon(self) -> None:
+        """Stop the opponents before their next decision (a call from any thread)."""
+        self.abandoned.set()
+
+    @property
+    def finished(self) -> bool:
+        """Over, or unable to go on: the game no longer takes a place."""
+        return self.over or self.broken is not None
 
     @property
     def _game(self) -> Any:
@@ -111,7 +149,8 @@ class WebGame:
             frames.append(self._frame(game.hand, np.asarray(game.scores_before_hand), game.hand_index, None))
             for policy in [*self.opponents.values()]:
                 policy.reset()
-            self.hints.reset()
+            if self.hints is not None:
+                self.hints.reset()
         return frames
 
     def _play_opponents(self) -> list[Frame]:
@@ -121,19 +160,45 @@ class WebGame:
             agent = env.agent_selection
             seat = env.possible_agents.index(agent)
             if seat == self.seat:
+                assert self.hints is not None
                 self.hints.follow(env.observe(agent)["observation"])  # the champion's hint sees every turn
                 break
+            if self.abandoned.is_set():
+                raise Abandoned("the game was abandoned while its opponents played (its page went away, it idled "
+                                "out, or the server stops)")
             seen = env.observe(agent)
             action = int(self.opponents[seat].act(seen["observation"], seen["action_mask"]))
             frames += self._step(seat, action)
         return frames
+
+    def _play_opponents_or_break(self) -> list[Frame]:
+        """The opponents' moves; an opponent's failure or an abandon ends the game, which says why."""
+        try:
+            frames = self._play_opponents()
+        except Abandoned as abandoned:
+            self.broken = str(abandoned)
+        except Exception as error:  # an opponent's own failure: the game cannot go on, and says why
+            seat = self.env.possible_agents.index(self.env.agent_selection)
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            self.broken = f"the game cannot go on: {self.labels[seat]} (player_{seat}) failed: {reason}"
+        if self.finished:
+            self._release()
+        if self.broken is not None:
+            raise (Abandoned if self.abandoned.is_set() else GameRefused)(self.broken)
+        return frames
+
+    def _release(self) -> None:
+        """A finished game keeps its table and record, not its players (networks, search trees)."""
+        self.opponents.clear()
+        self.hints = None
 
     def move(self, action: Any) -> list[Frame]:
         """Play the person's move, then the opponents' up to the person's next turn.
 
         Raises:
             GameRefused: not the person's turn, the game is over, or the move is illegal (the env's
-                reason); the game is unchanged.
+                reason); the game is unchanged. Or an opponent failed, or the game was abandoned
+                meanwhile: the game cannot go on (:class:`Abandoned` for the latter).
         """
         if self.broken is not None:
             raise GameRefused(self.broken)
@@ -147,18 +212,13 @@ class WebGame:
             frames = self._step(self.seat, action)
         except ValueError as error:  # IllegalActionError, or a number that is no action of the table
             raise GameRefused(str(error).splitlines()[0]) from None
-        try:
-            return frames + self._play_opponents()
-        except Exception as error:  # an opponent's own failure: the game cannot go on, and says why
-            seat = self.env.possible_agents.index(self.env.agent_selection)
-            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-            self.broken = f"the game cannot go on: {self.labels[seat]} (player_{seat}) failed: {reason}"
-            raise GameRefused(self.broken) from None
+        return frames + self._play_opponents_or_break()
 
     def hint(self) -> dict[str, Any]:
         """What the strongest shipped players would play here, and td_lambda's predicted pips per move."""
-        if self.over or self.env.possible_agents.index(self.env.agent_selection) != self.seat:
+        if self.finished or self.env.possible_agents.index(self.env.agent_selection) != self.seat:
             raise GameRefused("a hint is for your turn")
+        assert self.hints is not None
         seen = self.env.observe(self.env.agent_selection)
         observation, mask = seen["observation"], seen["action_mask"]
         legal = np.flatnonzero(mask).tolist()
@@ -178,58 +238,78 @@ class WebGame:
         """
         if not self.over:
             raise NotYet("the record is given when the game is over: it shows every hand and the boneyard")
+        self.downloaded = True
         return dumps_record(self.env.recorded)
 
 
 class GameStore:
-    """The games being played, by id (an unguessable token), dropped after `idle_seconds` untouched.
+    """The games being played, by id (an unguessable token), each in a browser session.
 
-    At most `max_games` unfinished games are held; a finished game stays (for its record) until
-    it idles out or its place is needed.
+    At most `max_games` games going on in all, and `max_per_session` in one session; a game
+    nobody touched for `idle_seconds` is dropped (and abandoned, should its opponents still
+    play). A finished game takes no place and keeps its record until it idles out; past
+    `max_finished` of them, the downloaded ones, then the oldest, make room.
     """
 
-    def __init__(self, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS) -> None:
+    def __init__(self, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
+                 max_per_session: int = MAX_GAMES_PER_SESSION, max_finished: int = MAX_FINISHED) -> None:
         self.max_games, self.idle_seconds = max_games, idle_seconds
+        self.max_per_session, self.max_finished = max_per_session, max_finished
         self._games: dict[str, WebGame] = {}
+        self._sessions: dict[str, str] = {}  # game id -> its browser session
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._games)
 
+    def going_on(self, session: str | None = None) -> int:
+        """Games going on (in `session`, if given)."""
+        with self._lock:
+            return self._count(session)
+
+    def _count(self, session: str | None) -> int:
+        return sum(1 for key, game in self._games.items()
+                   if not game.finished and (session is None or self._sessions[key] == session))
+
+    def _drop(self, key: str) -> None:
+        self._games.pop(key).abandon()
+        del self._sessions[key]
+
     def _drop_idle(self) -> None:
         now = time.monotonic()
         for key in [key for key, game in self._games.items() if now - game.last_used > self.idle_seconds]:
-            del self._games[key]
+            self._drop(key)
+        finished = sorted((not game.downloaded, game.last_used, key) for key, game in self._games.items()
+                          if game.finished)
+        for _, _, key in finished[:max(0, len(finished) - self.max_finished)]:
+            self._drop(key)
 
-    def _make_room(self) -> bool:
-        """Drop idle games, then finished ones (the least recently used first) while the store is
-        full; whether there is room for one more."""
+    def _refuse_when_full(self, session: str) -> None:
         self._drop_idle()
-        while len(self._games) >= self.max_games:
-            finished = [(game.last_used, key) for key, game in self._games.items() if game.over or game.broken]
-            if not finished:
-                return False
-            del self._games[min(finished)[1]]
-        return True
+        if self._count(None) >= self.max_games:
+            raise ServerFull(f"the server is full: it holds {self.max_games} games going on already; try again when "
+                             f"one ends or idles out (after {self.idle_seconds / 60:g} minutes untouched)")
+        if self._count(session) >= self.max_per_session:
+            raise SessionFull(f"this browser has {self.max_per_session} games going on already; finish one, or wait "
+                              f"until one idles out (after {self.idle_seconds / 60:g} minutes untouched)")
 
-    def check_room(self) -> None:
-        """Refuse at once when no game could be added (before a game is built).
+    def check_room(self, session: str) -> None:
+        """Refuse at once when no game could be added for `session` (before a game is built).
 
         Raises:
             ServerFull: every place holds a game going on.
+            SessionFull: the session holds as many games going on as it may.
         """
         with self._lock:
-            if not self._make_room():
-                raise ServerFull(f"the server holds {self.max_games} games going on already; finish one or wait "
-                                 f"until an idle one is dropped")
+            self._refuse_when_full(session)
 
-    def add(self, game: WebGame) -> str:
+    def add(self, game: WebGame, session: str) -> str:
+        """Give `game` a place in `session`: its id (or ServerFull, SessionFull as :meth:`check_room`)."""
         with self._lock:
-            if not self._make_room():
-                raise ServerFull(f"the server holds {self.max_games} games going on already; finish one or wait "
-                                 f"until an idle one is dropped")
+            self._refuse_when_full(session)
             key = secrets.token_urlsafe(12)
             self._games[key] = game
+            self._sessions[key] = session
             return key
 
     def get(self, key: str) -> WebGame:
@@ -240,3 +320,15 @@ class GameStore:
                 raise KeyError(key)
             game.last_used = time.monotonic()
             return game
+
+    def discard(self, key: str) -> None:
+        """Drop a game nobody will see (its start failed)."""
+        with self._lock:
+            if key in self._games:
+                self._drop(key)
+
+    def abandon_all(self) -> None:
+        """The server stops: every game's opponents stop before their next decision."""
+        with self._lock:
+            for game in self._games.values():
+                game.abandon()

@@ -73,7 +73,7 @@ from functools import cached_property
 import numpy as np
 
 from dominoes_env.core import observation as layout
-from dominoes_env.core import rules
+from dominoes_env.core import rules, validation
 from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
@@ -81,6 +81,8 @@ from dominoes_env.core.state import HandState
 
 #: The counting table's largest size (entries of 8 bytes): what bounds a sample's cost.
 MAX_COUNTING_ENTRIES = 1 << 20
+#: The most deals one call samples.
+MAX_SAMPLES = 1 << 16
 BONEYARD = -1  # the boneyard's place in a sample's owner table (rules.IN_BONEYARD in a state)
 
 
@@ -104,6 +106,33 @@ class HandKnowledge:
     hand_sizes: np.ndarray
     boneyard: int
     forbidden: np.ndarray
+
+    def check(self) -> None:
+        """Refuse knowledge no position can have (built by hand rather than by a tracker): one
+        ValueError naming the field and what is allowed. The sampler's public calls check it,
+        so that impossible sizes are refused instead of sampled.
+        """
+        config = self.config
+        if not isinstance(config, GameConfig):
+            raise ValueError(f"knowledge.config must be a GameConfig, got {validation.shown(config)}")
+        n, t, values = config.num_players, config.num_tiles, config.highest_double + 1
+        size = observation_layout(config).size
+        _check_array("knowledge.observation", self.observation, (size,), "numbers")
+        _check_array("knowledge.hidden", self.hidden, (None,), "integers")
+        hidden = np.asarray(self.hidden)
+        if hidden.shape[0] and (hidden.min() < 0 or hidden.max() >= t or (np.diff(hidden) <= 0).any()):
+            raise ValueError(f"knowledge.hidden must be distinct tiles of the set (0 to {t - 1}), ascending")
+        _check_array("knowledge.hand_sizes", self.hand_sizes, (n,), "integers")
+        boneyard = validation.integer("knowledge.boneyard", self.boneyard, 0, t if config.boneyard else 0,
+                                      allowed=None if config.boneyard else "no boneyard at this table")
+        sizes = np.asarray(self.hand_sizes)
+        if (sizes < 0).any() or (sizes > t).any():
+            raise ValueError(f"knowledge.hand_sizes must each be from 0 to {t}, got {sizes.tolist()}")
+        if int(sizes[1:].sum()) + boneyard != hidden.shape[0]:
+            raise ValueError(f"the other seats' hand sizes ({sizes[1:].tolist()}) and the boneyard ({boneyard}) hold "
+                             f"{int(sizes[1:].sum()) + boneyard} tiles, but {hidden.shape[0]} are hidden: they must "
+                             f"be equal")
+        _check_array("knowledge.forbidden", self.forbidden, (n, values), "booleans")
 
     def allowed(self) -> np.ndarray:
         """(m, n + 1) bool: where each hidden tile may lie (seats 1..n-1, the boneyard last; column 0 unused)."""
@@ -335,9 +364,12 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
         boneyard when one is kept (see :func:`sampled_states`).
 
     Raises:
+        ValueError: knowledge no position can have (:meth:`HandKnowledge.check`), an `rng` that
+            is not a ``numpy.random.Generator``, or a `count` out of 0 to :data:`MAX_SAMPLES`.
         RuntimeError: no deal agrees with the facts. Sound facts always leave the true deal, so
             this means the observations were not all shown to the tracker in order.
     """
+    count = _check_call(knowledge, rng, count)
     n = knowledge.config.num_players
     m = knowledge.hidden.shape[0]
     out = np.empty((count, m), dtype=np.int64)
@@ -378,6 +410,48 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
                        plan.capacity, members, member_rooms, rng, out)
     out[out == n] = BONEYARD
     return out
+
+
+def _check_call(knowledge: HandKnowledge, rng: np.random.Generator, count: int) -> int:
+    """The checks at the sampler's door (a few microseconds beside a sample's cost)."""
+    if not isinstance(knowledge, HandKnowledge):
+        raise ValueError(f"knowledge must be a HandKnowledge (KnowledgeTracker.observe), got "
+                         f"{validation.shown(knowledge)}")
+    knowledge.check()
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got "
+                         f"{validation.shown(rng)}")
+    return validation.integer("count", count, 0, MAX_SAMPLES)
+
+
+_DTYPES = {"integers": (np.integer,), "booleans": (np.bool_,), "numbers": (np.integer, np.floating)}
+
+
+def _check_array(name: str, value: object, shape: tuple[int | None, ...], kind: str) -> None:
+    """`value` is a numpy array of `shape` (None: any length) whose dtype holds `kind`."""
+    if (not isinstance(value, np.ndarray) or value.ndim != len(shape)
+            or any(want is not None and have != want for have, want in zip(value.shape, shape))
+            or not any(np.issubdtype(value.dtype, dtype) for dtype in _DTYPES[kind])):
+        wanted = ", ".join("m" if want is None else str(want) for want in shape)
+        got = f"a {value.dtype} array of shape {value.shape}" if isinstance(value, np.ndarray) else \
+            validation.shown(value)
+        raise ValueError(f"{name} must be a numpy array of {kind} of shape ({wanted}), got {got}")
+
+
+def _check_deals(knowledge: HandKnowledge, deals: object) -> None:
+    """`deals` place every hidden tile (a seat 1..n-1 or the boneyard) and fill each place to its size."""
+    _check_array("deals", deals, (None, knowledge.hidden.shape[0]), "integers")
+    assert isinstance(deals, np.ndarray)
+    n = knowledge.config.num_players
+    places = np.where(deals == BONEYARD, n, deals)
+    fits = deals.shape[0] <= MAX_SAMPLES and bool(((places >= 1) & (places <= n)).all())
+    if fits and deals.shape[0]:
+        sizes = np.append(knowledge.hand_sizes[1:], knowledge.boneyard)
+        counts = np.stack([np.bincount(row, minlength=n + 1)[1:] for row in places])
+        fits = bool((counts == sizes).all())
+    if not fits:
+        raise ValueError(f"deals must be at most {MAX_SAMPLES} rows, each placing every hidden tile in a seat 1 to "
+                         f"{n - 1} or the boneyard (-1) and filling each to its size, as sample_deals gives them")
 
 
 @kernel
@@ -536,7 +610,14 @@ def sampled_states(knowledge: HandKnowledge, deals: np.ndarray, rng: np.random.G
     The visible part comes from the observation (:func:`~dominoes_env.core.observation.read_state`);
     each hidden tile goes where the deal puts it, and the boneyard's tiles are laid face down in
     a uniformly random order, so a search that draws draws a random hidden tile.
+
+    Raises:
+        ValueError: as :func:`sample_deals`, or `deals` that are not deals of this knowledge's
+            hidden tiles (a (count, m) integer array of places that :meth:`HandKnowledge.agrees`
+            on the sizes).
     """
+    _check_call(knowledge, rng, 0)
+    _check_deals(knowledge, deals)
     config = knowledge.config
     fields = observation_layout(config)
     n, t = config.num_players, config.num_tiles

@@ -9,8 +9,10 @@ and what is allowed. Inside the boundary, code trusts its inputs.
 
 from __future__ import annotations
 
+import argparse
 import math
 import numbers
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -40,6 +42,42 @@ def as_integer(value: object) -> int | None:
     if isinstance(value, numbers.Integral):
         return int(value)
     return None
+
+
+#: How a number is written in text (a command line, a file): ASCII digits only, since int() and
+#: float() also read other scripts' digits ("\u0663" as 3), which no user means as a count.
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]{1,40}(?:\.[0-9]{0,40})?|\.[0-9]{1,40})(?:[eE][+-]?[0-9]{1,4})?")
+
+
+def read_integer(text: str) -> int | None:
+    """The integer `text` writes in ASCII digits (an optional sign, at most 40 digits), else None."""
+    return int(text) if isinstance(text, str) and _INTEGER_TEXT.fullmatch(text.strip()) else None
+
+
+def read_number(text: str) -> int | float | None:
+    """The number `text` writes in ASCII (an integer as an int, else a float such as 1.5 or 2e-3), else None."""
+    integer = read_integer(text)
+    if integer is not None:
+        return integer
+    return float(text) if isinstance(text, str) and _NUMBER_TEXT.fullmatch(text.strip()) else None
+
+
+def integer_argument(text: str) -> int:
+    """An integer option's text, as argparse's ``type``: ASCII digits only, so that ``--players '\u0663'``
+    (an Arabic-Indic three, which int() reads as 3) is refused rather than read."""
+    value = read_integer(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer written in ASCII digits (e.g. 4)")
+    return value
+
+
+def number_argument(text: str) -> float:
+    """A number option's text, as argparse's ``type``: ASCII only, e.g. 2, 0.5 or 1e-3."""
+    value = read_number(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number written in ASCII (e.g. 2, 0.5 or 1e-3)")
+    return value
 
 
 def _range_text(minimum: float | None, maximum: float | None) -> str:

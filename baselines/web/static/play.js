@@ -28,6 +28,7 @@ async function setUp() {
   fillSeats();
   $("new-game").addEventListener("click", newGame);
   $("hint").addEventListener("click", hint);
+  if (offered.room === 0) fail("The server is full: every place holds a game going on. Try again when one ends or idles out.");
 }
 
 function draw(table, interactive) {
