@@ -24,6 +24,8 @@ RUNS = {
     "league_speed.py": ["--games", "4", "--workers", "1", "--split"],
     "learned_players_by_table.py": ["--hands", "8", "--two-player-hands", "8", "--transfer"],
     "lookahead_speed.py": ["--hands", "2", "--specs", "lookahead"],
+    "ppo_throughput.py": ["--hidden", "8", "--num-envs", "16", "--rollout-steps", "4", "--updates", "1",
+                          "--skip-cleanrl"],
     "render_speed.py": ["--games", "1", "--repeats", "1"],
     "table_rule_leagues.py": ["--games", "4", "--workers", "1"],
     "td_lambda_speed.py": ["--hands", "4"],

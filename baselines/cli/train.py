@@ -3,6 +3,7 @@
     dominoes train td-lambda --hands 200000 --checkpoint-dir runs/td
     dominoes train sarsa --hands 40000 --checkpoint-dir runs/sarsa
     dominoes train lookahead --hands 12000 --checkpoint-dir runs/lookahead
+    dominoes train ppo --steps 20000000 --out runs/ppo     (baselines.ppo.cli: its own options and files)
 
 Each learner (:data:`LEARNERS`) brings its configuration class, whose fields are its options
 (flag, help and default come from the dataclass: :mod:`baselines.learning.options`), the
@@ -190,6 +191,12 @@ LEARNERS: dict[str, Learner] = {
 }
 
 
+#: Learners whose package owns its entry: ``module`` with ``add_arguments(parser)`` and ``run(args)``.
+OWN_ENTRIES: dict[str, tuple[str, str]] = {
+    "ppo": ("baselines.ppo.cli", "PPO self-play on the batched engine, from the observation alone (needs torch)"),
+}
+
+
 # --------------------------------------------------------------------------- the command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """One sub-command per learner, with the table options every command shares and one option per
@@ -200,7 +207,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     value is one ``dominoes train: error: ...`` line that names the option.
     """
     learners = parser.add_subparsers(dest="learner", metavar="LEARNER", required=True,
-                                     help=", ".join(LEARNERS))
+                                     help=", ".join([*LEARNERS, *OWN_ENTRIES]))
+    for name, (module, help_text) in OWN_ENTRIES.items():
+        sub = learners.add_parser(name, help=help_text, description=f"dominoes train {name}: {help_text}")
+        importlib.import_module(module).add_arguments(sub)
     for name, learner in LEARNERS.items():
         sub = learners.add_parser(name, help=learner.help, description=f"dominoes train {name}: {learner.help}")
         options.add_table_options(sub)  # the table: the options every dominoes command shares
@@ -227,6 +237,8 @@ def config_from_arguments(args: argparse.Namespace) -> LearnerConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.learner in OWN_ENTRIES:
+        return int(importlib.import_module(OWN_ENTRIES[args.learner][0]).run(args))
     try:
         learner = LEARNERS[args.learner]
         config = config_from_arguments(args)

@@ -46,6 +46,7 @@ _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "linear_sarsa": ("baselines.linear_sarsa", (), "league"),  # numpy and numba only
     "lookahead": ("baselines.lookahead", (), "league"),  # numpy and numba only (its td_lambda evaluation: safetensors)
     "champion": ("baselines.champion", ("safetensors",), "league"),  # numpy and numba only
+    "ppo": ("baselines.ppo", ("safetensors",), "league"),  # acts in numpy; training needs torch
     "maskable_ppo": ("baselines.adapters.sb3", ("sb3_contrib",), "sb3"),
 }
 

@@ -181,6 +181,16 @@ class OpponentPool:
             mine, theirs = game_scores[seat], game_scores[(seat + offset) % len(game_scores)]
             self.report(name, 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0)
 
+    def restore_record(self, name: str, wins: float, games: int) -> None:
+        """Set the learner's record against member `name` (a pool read back from a file or a resumed run).
+
+        Raises:
+            ValueError: games not a count, or wins not between 0 and games.
+        """
+        member = self._find(name)
+        member.games = validation.integer("games", games, 0, 10**12)
+        member.wins = validation.real("wins", wins, 0.0, float(member.games))
+
     def record(self) -> dict[str, tuple[float, int]]:
         """The learner's (wins, games) against each member."""
         return {member.name: (member.wins, member.games) for member in self._members}
@@ -223,9 +233,7 @@ class OpponentPool:
                 if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
                     raise ValueError(f"a member must be {{'name', 'spec', 'wins', 'games'}}, got {entry!r}")
                 name = pool.add(entry["spec"], name=entry.get("name"))
-                member = pool._find(name)
-                member.games = validation.integer("games", entry.get("games", 0), 0, 10**12)
-                member.wins = validation.real("wins", entry.get("wins", 0.0), 0.0, float(member.games))
+                pool.restore_record(name, entry.get("wins", 0.0), entry.get("games", 0))
         except (OSError, files.FileRefused, UnicodeDecodeError, KeyError, TypeError, RecursionError,
                 ValueError) as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -1,0 +1,76 @@
+"""``dominoes train ppo``: the options come from :class:`~baselines.ppo.config.PPOConfig`'s fields.
+
+    dominoes train ppo --steps 20000000 --out runs/ppo
+    dominoes train ppo --players 6 --highest 12 --rules mexican_train --out runs/ppo_6p
+
+Every value is checked before anything is written; run the same command again after a kill
+and the run resumes from its last segment (:mod:`baselines.ppo.run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import shlex
+from pathlib import Path
+
+from baselines.cli import options
+from baselines.learning.options import add_dataclass_options, read_dataclass_options
+from baselines.ppo.config import DEVICES, PPOConfig
+from dominoes_env.core import validation
+from dominoes_env.core.config import table_arguments
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    options.add_table_options(parser)
+    add_dataclass_options(parser, PPOConfig)
+    parser.add_argument("--out", default="runs/ppo", help="where the weights, log.csv, learning_curve.png and the "
+                                                          "resume state go (default %(default)s)")
+    parser.add_argument("--device", choices=DEVICES, default="auto",
+                        help="where the network runs (auto: CUDA if torch has it; the engine is on the CPU)")
+    parser.add_argument("--torch-threads", type=validation.integer_argument, default=None, metavar="N",
+                        help="torch's threads on the CPU (default: torch's own, one per core)")
+    parser.add_argument("--engine-threads", type=validation.integer_argument, default=1, metavar="N",
+                        help="threads of the batched engine (the same games; more where the network is on a GPU)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
+    """The run's configuration (fields not given keep their defaults).
+
+    Raises:
+        ValueError: a value out of bounds, named by its option.
+    """
+    return PPOConfig(game=options.table(args), **read_dataclass_options(args, PPOConfig))
+
+
+def command_line(config: PPOConfig, out: Path) -> str:
+    """The command that repeats this run: the table, every option that differs from its default, --out."""
+    words = ["dominoes", "train", "ppo", *shlex.split(table_arguments(config.game))]
+    for spec in dataclasses.fields(PPOConfig):
+        option = spec.metadata.get("option")
+        value = getattr(config, spec.name)
+        if option is not None and value != spec.default:
+            words += ["--" + spec.name.replace("_", "-") if not option.flag else option.flag, option.show(value)]
+    return shlex.join([*words, "--out", str(out)])
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_arguments(args)
+    from baselines.learning.options import check_opponents
+
+    check_opponents({name for name in config.opponents if name != "self"} | set(config.eval_opponents), ())
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("safetensors") is None:
+        raise ValueError("training needs torch and safetensors: pip install 'dominoes-env[torch]'")
+    import torch
+
+    if args.torch_threads is not None:
+        torch.set_num_threads(options.count("--torch-threads", args.torch_threads, 1, 1024))
+    from baselines.ppo.run import LOG_NAME, train_run
+
+    out = Path(args.out)
+    final = train_run(config, out, args.device, progress=not args.no_progress,
+                      info={"command": command_line(config, out)}, engine_threads=args.engine_threads)
+    print(f"trained {config.steps:,} learner steps; weights {final}, log {out / LOG_NAME}")
+    return 0

@@ -1,0 +1,286 @@
+"""A PPO run on disk: its segments, evaluations, log, learning curve, weights and resume state.
+
+``dominoes train ppo --out DIR`` writes into DIR:
+
+- ``log.csv``: a ``train`` row every :data:`REPORT_STEPS` learner steps and at every segment's
+  end (``steps_per_second`` is the rate over the interval since the previous row, the
+  evaluations left out), and an ``eval`` row per evaluation opponent at every segment's end
+  (``margin``: the player's pips per hand minus the opponents', paired on the same held-out
+  deals with seats rotated, and its 95% interval);
+- ``learning_curve.png``: the margins against learner steps and against wall time;
+- ``latest.safetensors`` (every segment) and ``ppo.safetensors`` (the end): the ``ppo`` player's weights;
+- ``resume.pt``: the network, the optimiser and the pool at the last segment's end. Run the
+  same command again after a kill and the run goes on from there, repeating exactly what
+  followed (the log's rows after it are written again, the timings aside).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from baselines.harness.evaluate import evaluate
+from baselines.learning.run import EVALUATION_SEED
+from baselines.policies import registry, specs
+from baselines.ppo.config import PPOConfig
+from baselines.ppo.policy import PPOPolicy
+from baselines.ppo.trainer import Trainer
+from baselines.ppo.weights import PPOWeights, save_weights
+from dominoes_env import files
+
+LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = (
+    "log.csv", "learning_curve.png", "latest.safetensors", "ppo.safetensors", "resume.pt")
+LOG_COLUMNS = ("steps", "kind", "opponent", "steps_per_second", "margin", "margin_ci95", "own_pips", "opponent_pips",
+               "won", "entropy", "policy_loss", "value_loss", "approx_kl", "clip_fraction", "learning_rate",
+               "elapsed_s")
+TIMING_COLUMNS = ("steps_per_second", "elapsed_s")  #: the columns a resumed run does not repeat
+REPORT_STEPS = 250_000  #: learner steps between train rows
+RESUME_FORMAT = "dominoes-ppo-resume/1"
+
+
+def resolve_device(device: str) -> torch.device:
+    """`device` as torch's: "auto" takes CUDA where torch has it, else the CPU.
+
+    Raises:
+        ValueError: "cuda" where torch has no CUDA device.
+    """
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch sees no CUDA device here (use --device cpu or auto)")
+    return torch.device(device)
+
+
+class RunFiles:
+    """The run's log (rows kept in memory too, for the curve) and its other files in `out`."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = files.check_output_directory("--out", out, (LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME,
+                                                               RESUME_NAME))
+        self.rows: list[dict[str, Any]] = []
+        self.begun = time.perf_counter()
+        self._elapsed_before = 0.0  # wall time of the earlier sessions of a resumed run
+
+    def open(self, resumed_steps: int) -> None:
+        """Keep the log's rows up to `resumed_steps` (a resumed run writes the later ones again), write them back."""
+        path = self.out / LOG_NAME
+        if resumed_steps > 0 and path.is_file():
+            with open(path, newline="") as earlier:
+                self.rows = [row for row in csv.DictReader(earlier) if int(row["steps"]) <= resumed_steps]
+            self._elapsed_before = max((float(row["elapsed_s"]) for row in self.rows if row["elapsed_s"]), default=0.0)
+        text = io.StringIO(newline="")
+        writer = csv.DictWriter(text, fieldnames=LOG_COLUMNS)
+        writer.writeheader()
+        writer.writerows(self.rows)
+        files.write_atomically(path, text.getvalue().encode())
+
+    def elapsed(self) -> float:
+        return self._elapsed_before + time.perf_counter() - self.begun
+
+    def write(self, row: dict[str, Any]) -> None:
+        row = {column: _shown(row.get(column, "")) for column in LOG_COLUMNS} | {"elapsed_s": f"{self.elapsed():.1f}"}
+        self.rows.append(row)
+        with files.open_for_writing(self.out / LOG_NAME, append=True) as handle:
+            with io.TextIOWrapper(handle, newline="") as text:
+                csv.DictWriter(text, fieldnames=LOG_COLUMNS).writerow(row)
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.5g}"
+    return value
+
+
+def evaluation_rows(weights: PPOWeights, config: PPOConfig) -> list[dict[str, Any]]:
+    """The player against each evaluation opponent that plays the table: copies in every other seat,
+    the same held-out deals every time (:data:`~baselines.learning.run.EVALUATION_SEED`), seats rotated."""
+    rows = []
+    player = PPOPolicy(config.game, checkpoint=weights)
+    for opponent in config.eval_opponents:
+        spec = specs.parse(opponent)[0]
+        try:
+            registry.check(spec, config.game)
+        except ValueError:  # no weights ship for this table: nothing to measure against
+            continue
+        result = evaluate([player] + [opponent] * (config.num_players - 1), config.eval_hands, seed=EVALUATION_SEED,
+                          num_players=config.game)
+        margin, spread, _ = result.difference(result.policies[0].label, result.policies[1].label)
+        rows.append({"kind": "eval", "opponent": opponent, "margin": margin, "margin_ci95": spread,
+                     "own_pips": result.policies[0].mean_pips, "opponent_pips": result.policies[1].mean_pips,
+                     "won": result.policies[0].won})
+    return rows
+
+
+def save_resume(path: Path, trainer: Trainer, steps: int, segment: int) -> None:
+    state = {"format": RESUME_FORMAT, "config": trainer.config.to_json(), "steps": steps, "segment": segment,
+             "network": trainer.network.state_dict(), "optimiser": trainer.optimiser.state_dict(),
+             "pool": _tensors(trainer.seats.state()) if trainer.seats is not None else {}}
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    files.write_atomically(path, buffer.getvalue())
+
+
+def load_resume(path: Path, trainer: Trainer) -> tuple[int, int]:
+    """Put the trainer where the resume file left it: (steps done, next segment); (0, 0) without one.
+
+    Raises:
+        ValueError: the file is damaged, or holds a run of another configuration.
+    """
+    if not path.is_file():
+        return 0, 0
+    try:
+        state = torch.load(path, weights_only=True, map_location=trainer.device)
+        if state.get("format") != RESUME_FORMAT:
+            raise ValueError(f"not a resume file (format {RESUME_FORMAT!r})")
+    except Exception as error:  # whatever torch makes of a damaged file: one line
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"--out: {path} cannot be resumed: {reason}") from None
+    if state["config"] != trainer.config.to_json():
+        raise ValueError(f"--out: {path.parent} holds a run of another configuration; give the same options to "
+                         f"resume it, or another --out")
+    trainer.network.load_state_dict(state["network"])
+    trainer.optimiser.load_state_dict(state["optimiser"])
+    if trainer.seats is not None:
+        trainer.seats.load_state(_arrays(state["pool"]),
+                                 lambda weights: PPOWeights(weights, trainer.config))
+    return int(state["steps"]), int(state["segment"])
+
+
+def _tensors(value: Any) -> Any:
+    """Numpy arrays as tensors, nested (what torch.load(weights_only=True) reads back)."""
+    if isinstance(value, dict):
+        return {key: _tensors(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_tensors(item) for item in value]
+    return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+
+
+def _arrays(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _arrays(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_arrays(item) for item in value]
+    return value.numpy() if isinstance(value, torch.Tensor) else value
+
+
+def learning_rate(config: PPOConfig, steps: int) -> float:
+    """The step size after `steps` learner steps: annealed linearly to 0 at the run's end, or constant."""
+    if not config.anneal or config.steps == 0:
+        return config.learning_rate
+    return config.learning_rate * max(0.0, 1.0 - steps / config.steps)
+
+
+def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool = True,
+              info: dict[str, Any] | None = None, on_row: Callable[[dict[str, Any]], None] | None = None,
+              engine_threads: int = 1) -> Path:
+    """Train (or resume) the run in `out`; the final weights' path. `on_row` sees every log row as
+    it is written; `engine_threads`: the batched engine's threads.
+
+    Raises:
+        ValueError: `out` cannot hold the run, its resume file is damaged or of another
+            configuration, or the device is not there.
+    """
+    run_files = RunFiles(out)
+    trainer = Trainer(config, resolve_device(device), engine_threads)
+    steps, segment = load_resume(out / RESUME_NAME, trainer)
+    run_files.open(steps)
+    segment_steps = config.eval_every or max(config.steps, 1)
+    bar = _progress_bar(config.steps, steps) if progress else None
+    report_from, clock, updates = steps, time.perf_counter(), 0
+    totals: dict[str, float] = {}
+    next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every if config.snapshot_every else 0
+
+    def write(row: dict[str, Any]) -> None:
+        run_files.write(row)
+        if on_row is not None:
+            on_row(row)
+        if bar is not None and row["kind"] == "eval":
+            bar.write(f"[{steps:,} steps] vs {row['opponent']}: margin {row['margin']:+.2f} "
+                      f"+- {row['margin_ci95']:.2f} pips per hand, won {100 * row['won']:.1f}%")
+
+    def report() -> None:
+        nonlocal report_from, clock, totals, updates
+        now = time.perf_counter()
+        rate = (steps - report_from) / max(now - clock, 1e-9)
+        means = {name: value / max(updates, 1) for name, value in totals.items()}
+        write({"steps": steps, "kind": "train", "opponent": "self" if config.self_play else "pool",
+               "steps_per_second": rate, **trainer.take_hands(), "learning_rate": learning_rate(config, steps),
+               "entropy": means.get("entropy"), "policy_loss": means.get("policy"), "value_loss": means.get("value"),
+               "approx_kl": means.get("approx_kl"), "clip_fraction": means.get("clip_fraction")})
+        report_from, clock, totals, updates = steps, time.perf_counter(), {}, 0
+
+    while steps < config.steps:
+        trainer.start_segment(segment)
+        end = min((segment + 1) * segment_steps, config.steps)
+        while steps < end:
+            rollout = trainer.collect()
+            stats = trainer.learn(rollout, learning_rate(config, steps))
+            done = trainer.learner_steps(rollout)
+            steps += done
+            updates += 1
+            totals = {name: totals.get(name, 0.0) + value for name, value in stats.items()}
+            if bar is not None:
+                bar.update(done)
+            if next_snapshot and steps >= next_snapshot and trainer.seats is not None:
+                trainer.seats.add_snapshot(trainer.weights(), f"snapshot at {steps} steps")
+                next_snapshot += config.snapshot_every
+            if steps - report_from >= REPORT_STEPS and steps < end:
+                report()
+        report()
+        segment += 1
+        weights = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(run_files.elapsed(), 1)})
+        for row in evaluation_rows(weights, config):
+            write({"steps": steps, **row})
+        save_weights(out / LATEST_NAME, weights)
+        save_resume(out / RESUME_NAME, trainer, steps, segment)
+        clock = time.perf_counter()  # the evaluation is not the trainer's time
+        plot_learning_curve(run_files.rows, out / CURVE_NAME)
+    if bar is not None:
+        bar.close()
+    final = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(run_files.elapsed(), 1)})
+    return save_weights(out / WEIGHTS_NAME, final)
+
+
+def _progress_bar(total: int, done: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, unit="step", unit_scale=True, smoothing=0.05)
+
+
+def plot_learning_curve(rows: list[dict[str, Any]], path: Path) -> None:
+    """The evaluation margins (with their 95% intervals) against learner steps and against wall time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    evaluations = [row for row in rows if row["kind"] == "eval" and row["margin"] not in ("", None)]
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for opponent in dict.fromkeys(row["opponent"] for row in evaluations):
+        mine = [row for row in evaluations if row["opponent"] == opponent]
+        margin = np.array([float(row["margin"]) for row in mine])
+        spread = np.array([float(row["margin_ci95"] or 0) for row in mine])
+        for axis, key, scale in ((axes[0], "steps", 1e6), (axes[1], "elapsed_s", 3600)):
+            x = np.array([float(row[key]) for row in mine]) / scale
+            axis.plot(x, margin, marker="o", label=f"against {opponent}")
+            axis.fill_between(x, margin - spread, margin + spread, alpha=0.2)
+    for axis, label in ((axes[0], "learner steps (millions)"), (axes[1], "wall time (hours)")):
+        axis.axhline(0.0, color="grey", linewidth=0.8)
+        axis.set_xlabel(label)
+        axis.grid(alpha=0.3)
+    axes[0].set_ylabel("pips per hand, player minus opponents (lower is better)")
+    axes[0].legend()
+    figure.suptitle("ppo: held-out deals, seats rotated, 95% intervals")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    files.write_atomically(path, buffer.getvalue())
