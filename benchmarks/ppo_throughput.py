@@ -67,15 +67,19 @@ def trainer_rate(config: PPOConfig, updates: int, device: str = "cpu", engine_th
 
 
 def network_alone_rate(trainer: Trainer, updates: int) -> float:
-    """Rows a second of the rollout's forward pass and PPO's update on one stored rollout (no game)."""
+    """Rows a second of the rollout's forward passes (the trunk, the value and the policy head over each
+    step's B rows, as the collection makes them) and PPO's update, on one stored rollout: no game."""
     rollout = trainer.collect()
-    observations, masks = rollout.observations.flatten(0, 1), rollout.masks.flatten(0, 1)
+    observations, actions = rollout.observations.flatten(0, 1), rollout.actions.flatten()
     chunk = trainer.config.num_envs
     began = time.perf_counter()
     for _ in range(updates):
         with torch.no_grad():
-            for start in range(0, observations.shape[0], chunk):  # the collection's forward, game by game step
-                trainer.network(observations[start:start + chunk].float(), masks[start:start + chunk])
+            for start in range(0, observations.shape[0], chunk):
+                rows = torch.arange(start, min(start + chunk, observations.shape[0]))
+                features = trainer.network.trunk(observations[rows].float())
+                trainer.network.value(features)
+                trainer.head.evaluate(trainer.network, rollout.choices, features, rows, actions[rows])
         trainer.learn(rollout, trainer.config.learning_rate)
     return updates * observations.shape[0] / (time.perf_counter() - began)
 
@@ -112,6 +116,7 @@ def cleanrl_rate(rollouts: tuple[int, int] = (2, 6)) -> float:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hidden", default="64,64", help="the network's hidden widths (default 64,64)")
+    parser.add_argument("--policy-head", default="actions", choices=("actions", "afterstates"))
     parser.add_argument("--num-envs", type=validation.integer_argument, default=1024)
     parser.add_argument("--rollout-steps", type=validation.integer_argument, default=32)
     parser.add_argument("--updates", type=validation.integer_argument, default=6, help="updates timed (default 6)")
@@ -123,8 +128,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.torch_threads)
     hidden = tuple(int(width) for width in args.hidden.split(","))
-    config = PPOConfig(hidden=hidden, num_envs=args.num_envs, rollout_steps=args.rollout_steps)
-    print(f"4 players, double-nine; network {hidden} tanh, B={args.num_envs} games x {args.rollout_steps} steps "
+    config = PPOConfig(hidden=hidden, num_envs=args.num_envs, rollout_steps=args.rollout_steps,
+                       policy_head=args.policy_head)
+    print(f"4 players, double-nine; network {hidden} tanh, policy head {args.policy_head}, B={args.num_envs} games x "
+          f"{args.rollout_steps} steps "
           f"an update ({config.rollout_rows:,} rows), {config.epochs} epochs of {config.minibatches} minibatches; "
           f"torch on {args.torch_threads} thread(s), device {args.device}, engine on {args.engine_threads} thread(s)",
           flush=True)
