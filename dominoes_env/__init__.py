@@ -58,7 +58,7 @@ def decode_observation(observation: Any, num_players: int | GameConfig, highest_
 def describe_action(action: int, num_players: int | GameConfig = 4, highest_double: int = 9,
                     seat: int | None = None) -> str:
     """A readable move: ``"(3|7) on own line"``, ``"(9|2) on line +2"`` (``"on player_2's line"``
-    when the mover's `seat` is given), ``"(4|4) on dummy line"`` or ``"pass"``."""
+    when the mover's `seat` is given), ``"(4|4) on the dummy line"`` or ``"pass"``."""
     return actions.describe(config_of(num_players, highest_double), action, seat)
 
 

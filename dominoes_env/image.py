@@ -408,7 +408,7 @@ def _result(totals: np.ndarray) -> str:
 
 
 def _line_name(config: GameConfig, line: int) -> str:
-    return "the dummy line" if line == config.num_players else f"player_{line}'s line"
+    return f"the {config.shared_line}" if line == config.num_players else f"player_{line}'s line"
 
 
 def _last_played(hand: HandState) -> int | None:

@@ -421,7 +421,7 @@ def _play(hand: HandState, data: Any, where: str) -> RecordedMove:
             raise ValueError(f"it is seat {hand.current_player}'s turn, not seat {seat}'s")
         hand.apply(action)
         text = actions.describe(hand.config, action, seat)
-        if data["move"] != text:
+        if data["move"] != text and data["move"] != actions.earlier_description(hand.config, action, seat):
             raise ValueError(f"the move says {data['move']!r} but action {action} is {text!r}")
     except (ValueError, KeyError, TypeError, IllegalActionError) as error:
         raise RecordError(f"{where}: {validation.reason(error)}") from None

@@ -109,12 +109,15 @@ def bench_headline(agent: Policy, mode: str = "full") -> Scorecard | None:
     """
     if mode == "off":
         return None
+    print(f"\n## dominoes-bench\n\nbenching the agent on the {mode} suite at its table ("
+          f"{'a few seconds' if mode == 'quick' else 'about a minute on two cores; --bench quick: a few seconds'}) ...",
+          flush=True)
     try:
         scorecard = bench(agent, quick=mode == "quick")
     except BenchError as error:
-        print(f"\n## dominoes-bench\n\nnot benched: {error}", flush=True)
+        print(f"not benched: {error}", flush=True)
         return None
-    print(f"\n## dominoes-bench\n\n{scorecard.headline()}", flush=True)
+    print(scorecard.headline(), flush=True)
     return scorecard
 
 

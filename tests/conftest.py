@@ -79,3 +79,26 @@ def check_bench_scorecard(scorecard) -> None:
     assert scorecard is not None and scorecard.rating is not None
     assert scorecard.suite == "v1-quick" and {cell["table"] for cell in scorecard.cells} == {"4p_d9"}
     assert "4p_d9" not in scorecard.skipped and scorecard.skipped
+
+
+# --------------------------------------------------------------------------- a run that selects nothing
+_LEFT_OUT_BY_DEFAULT = ("slow", "torch", "rllib")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # type: ignore[no-untyped-def]
+    """`pytest tests/test_web_browser.py` selects no test (they are all slow, which the default run leaves
+    out): say so, and how to run them, instead of exiting 5 without a word. The marks are read from the
+    files named (the workers of -n collect, not this process)."""
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        return
+    marks = set()
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        if path.is_file():
+            marks |= set(re.findall(r"pytest\.mark\.(\w+)", path.read_text())) & set(_LEFT_OUT_BY_DEFAULT)
+    if not marks:
+        return
+    chosen = " or ".join(sorted(marks))
+    terminalreporter.write_line(
+        f"no test ran: the tests chosen are marked {chosen}, which the default run leaves out (addopts in "
+        f"pyproject.toml); choose them with -m, e.g. pytest -m \"{chosen}\" {' '.join(config.args)}")

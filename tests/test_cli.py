@@ -17,7 +17,7 @@ def test_demo_plays_a_seeded_hand_and_prints_the_scores(capsys):
     assert dominoes(["demo", "--seed", "3"]) == 0
     first = capsys.readouterr().out
     assert first.count("Hand 1 over (") == 1 and "Game scores (pips left" in first
-    assert re.search(r"player_\d plays \(\d\|\d\) on (own line|dummy line|player_\d's line)", first)
+    assert re.search(r"player_\d plays \(\d\|\d\) on (the dummy line|player_\d's line)", first)
     assert dominoes(["demo", "--seed", "3"]) == 0
     assert capsys.readouterr().out == first  # the same seed plays the same game
 
@@ -30,7 +30,8 @@ def test_demo_plays_several_hands_of_a_game(capsys):
     engines = re.findall(r"engine \((\d)\|\d\)", out)
     assert engines[0] == "6" and "5" in engines and "4" in engines  # engines N, N-1, N-2
     totals = [int(p) for p in re.findall(r"player_\d (\d+)", re.search(r"Game scores.*", out).group(0))]
-    hands = [[int(p) for p in re.findall(r"player_\d (\d+)", line)] for line in re.findall(r"Hand \d+ over .*", out)]
+    hands = [[int(p) for p in re.findall(r"player_\d: (\d+)", line)]
+             for line in re.findall(r"Hand \d+ over \(.*?\)\. Pips left: .*", out)]
     assert totals == np.sum(hands, axis=0).tolist()  # the game score adds the hands' scores
 
 
@@ -103,9 +104,8 @@ def test_demo_tells_passes_and_draws_in_words_and_draws_the_final_board(capsys):
     out = capsys.readouterr().out
     assert "plays pass" not in out and "plays draw" not in out and " passes (no tile fits: marker up)" in out
     assert "[ 1 tiles]" not in out and "[ 1 tile ]" in out
-    final, _, after = out.rpartition("\nHand 1 over (")
-    board = final.rsplit("\n\n", 1)[-1]  # what the demo printed just before the result
-    assert board.startswith("Hand 1/1 - engine (9|9)") and " holds " in board  # every hand open
+    board = out.rpartition("\nHand 1/1 - engine")[2]  # the final board, with the hand's result
+    assert board.startswith(" (9|9)") and "Hand 1 over (" in board and " holds " in board  # every hand open
     assert dominoes(["demo", "--players", "3", "--highest", "6", "--boneyard", "--seed", "4"]) == 0
     with_boneyard = capsys.readouterr().out
     assert "plays draw" not in with_boneyard and with_boneyard.count(" draws (no tile fits)") == 3

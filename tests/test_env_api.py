@@ -104,7 +104,7 @@ def test_render_shows_the_table():
     env = position_env(config, [[(2, 6), (1, 3)], [(5, 6)], [(0, 1)]], 6, lines={1: [(6, 4)]}, markers=[1],
                        render_mode="ansi")
     text = env.render()
-    assert "(6|4)" in text and "marker UP" in text and "(closed)" in text  # the tile as it lies: 6 on the engine
+    assert "(6|4)" in text and "marker UP" in text and "dummy line    (not open yet" in text  # 6 on the engine
     assert "To move: player_0, holding (1|3) (2|6)" in text
 
 

@@ -266,3 +266,10 @@ def test_the_progress_bar_shows_on_a_terminal_only_unless_asked(monkeypatch, cap
         assert dominoes(["evaluate", "random:4", "--hands", "4", *flags]) == 0
         assert shown.pop() is wanted
     capsys.readouterr()
+
+
+def test_a_difference_that_rounds_to_zero_has_no_minus_sign():
+    """A player against copies of itself differs by nothing: "+0.00", never "-0.00" (a scorecard showed it)."""
+    from baselines.harness.statistics import signed
+
+    assert [signed(x) for x in (-0.0, -1e-9, -0.004, 0.004, 1.25, -0.4)] == ["+0.00"] * 4 + ["+1.25", "-0.40"]

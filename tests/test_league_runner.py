@@ -305,3 +305,15 @@ def test_a_pool_worker_dies_on_sigterm_whatever_handler_the_parent_left():
             "init_worker(); os.kill(os.getpid(), signal.SIGTERM); time.sleep(30); print('survived')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == -signal.SIGTERM and "survived" not in done.stdout
+
+
+def test_the_league_says_what_it_will_play_and_that_it_resumes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("baselines.league.plot.plot_ratings", lambda ratings, path: None)  # no figure needed
+    assert dominoes(["league", *TINY, "--out", str(tmp_path), "--workers", "1"]) == 0
+    first = capsys.readouterr().out
+    assert f"playing 12 games of 2 hands into {results_path(tmp_path)}" in first and "resuming" not in first
+    more = [*TINY[:TINY.index("--games")], "--games", "200", *TINY[TINY.index("--games") + 2:]]
+    assert dominoes(["league", *more, "--out", str(tmp_path), "--workers", "1"]) == 0
+    second = capsys.readouterr().out
+    assert f"resuming: 12 of the 200 games are in {results_path(tmp_path)} already; playing 188 games" in second
+    assert "--games 20 for a first look" in second

@@ -53,20 +53,20 @@ def test_a_scripted_game_with_bad_input_completes_its_hands(tmp_path):
     for bad in ("''", "'x'", "'0'", "'99'", "'-1'", "'1.5'", "'help'"):
         assert f"{bad} is not a move: type a number from 1 to" in out
     assert out.count("Hint:") == 2 and "persistent_line would play" in out
-    assert "Hand over (" in out and out.count("=== Hand ") == 2
+    assert "Hand 1 over (" in out and out.count("=== Hand ") == 2
     assert "Game over. Game scores (pips left, lower wins):" in out and re.search(r"You finished \d(st|nd|rd) ", out)
     record = read_record(tmp_path / "game.json")
     assert record.finished and record.players == ("you", "random", "random")
-    assert re.search(r"You play \d+\|\d+ on (my line|the dummy line|player_\d's line)", out)
+    assert re.search(r"You play \(\d+\|\d+\) on (the dummy line|player_\d's line)", out)  # the one notation
 
 
 def test_the_person_sees_only_their_own_tiles_until_the_hand_ends(tmp_path):
     finished, out = play(script(), tmp_path, seat=1)
-    during = out[:out.index("Hand over (")]
+    during = out[:out.index("Hand 1 over (")]
     assert "player_1 holds" in during or "To move: player_1, holding" in during
     assert "player_0 holds" not in during and "player_2 holds" not in during
     assert "To move: player_0, holding" not in during and "To move: player_2, holding" not in during
-    assert "player_0 holds" in out[out.index("Hand over ("):]  # every hand is shown at the end
+    assert "player_0 holds" in out[out.index("Hand 1 over ("):]  # every hand is shown at the end
 
 
 @pytest.mark.parametrize("leave", [("q",), ("1", "quit"), ()], ids=["q", "quit", "end of input"])

@@ -328,3 +328,37 @@ def test_bad_serve_options_are_one_line_errors(arguments, message, capsys):
     assert dominoes(["serve", *arguments]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dominoes serve: error: ") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("players, highest, rules", [
+    (4, 9, "rule_book"), (3, 9, "rule_book"), (2, 6, "rule_book"), (4, 12, "rule_book"), (6, 12, "mexican_train"),
+    (8, 12, "mexican_train"), (5, 15, "mexican_train"), (8, 18, "rule_book"),
+])
+def test_the_pages_default_opponent_plays_every_table(served, players, highest, rules):
+    """The page asks for the table's offers when the table changes; its default never makes a refusal."""
+    client, _, _ = served
+    offered = client.get(f"/api/players?players={players}&highest={highest}&rules={rules}").json()
+    assert offered["default"] in offered["players"] and "persistent_line" in offered["players"]
+    seat = players - 1  # every opponent moves before the person
+    created = client.post("/api/games", json={"players": players, "highest": highest, "rules": rules, "seat": seat,
+                                              "opponents": [offered["default"]], "seed": 1})
+    assert created.status_code == 201, created.text
+    assert set(created.json()["state"]["labels"]) == {"you", offered["default"]}
+
+
+def test_the_offers_name_the_strongest_player_of_the_table(served):
+    client, _, _ = served
+    assert client.get("/api/players").json()["default"] == "champion"  # 4 players, double-nine
+    three = client.get("/api/players?players=3&highest=9").json()
+    assert three["default"] == "persistent_line" and "champion" not in three["players"]
+    for query, reason in (("players=9", "players must be an integer from 2 to 8"), ("rules=poker", "rules='poker'"),
+                          ("highest=\u0661\u0662", "highest must be an integer")):
+        answer = client.get(f"/api/players?{query}")
+        assert answer.status_code == 400 and reason in answer.json()["error"], query
+
+
+def test_the_favicon_is_served_and_the_records_folder_is_named_not_shown(served):
+    client, _, directory = served
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert client.get("/api/records").json()["directory"] == directory.name

@@ -8,6 +8,7 @@ record is opened on the watch page and stepped through. Slow (a browser starts):
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -47,6 +48,12 @@ def browser():
         launched.close()
 
 
+def settled(page, default):
+    """Wait until the opponent field shows the table's default (the page asks the server when the table changes)."""
+    page.wait_for_function(f"document.body.dataset.defaultOpponent === {default!r} && "
+                           f"document.getElementById('opponent').value === {default!r}")
+
+
 def drawn_lines(page):
     """{line: [tiles in order]} of the table the page shows."""
     lines = page.eval_on_selector_all("#table g[data-line]",
@@ -60,6 +67,7 @@ def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_rec
     page.goto(url + "/")
     page.select_option("#players", "3")
     page.select_option("#highest", "6")
+    settled(page, "persistent_line")  # the field follows the table: fill it once the table's offers are in
     page.fill("#opponent", "greedy")
     page.select_option("#speed", "0")
     page.fill("#hands", "2")
@@ -159,6 +167,7 @@ def test_the_page_says_when_the_server_is_full_and_a_page_of_another_site_gets_n
     def new_game(page):
         page.goto(url + "/")
         page.select_option("#players", "3")
+        settled(page, "persistent_line")
         page.fill("#opponent", "greedy")
         page.click("#new-game")
         page.wait_for_selector("body[data-busy='0']")
@@ -184,3 +193,46 @@ def test_the_page_says_when_the_server_is_full_and_a_page_of_another_site_gets_n
             page.close()
     finally:
         stop()
+
+
+def test_the_page_follows_the_table_logs_the_moves_and_fits_the_window(server, browser):
+    """The opponent field follows the table (a default that plays it), every move is logged beside
+    the table, a 6-player Mexican Train table fits 1280 pixels, tiles show as pips on request, and no
+    request of the page's answers 404 (the icon included)."""
+    url, store, _ = server
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    missing = []
+    page.on("response", lambda response: missing.append(response.url) if response.status == 404 else None)
+    page.goto(url + "/")
+    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    page.select_option("#players", "3")
+    page.wait_for_function("document.body.dataset.defaultOpponent === 'persistent_line'")
+    assert page.input_value("#opponent") == "persistent_line"
+    page.select_option("#speed", "0")
+    page.fill("#seed", "3")
+    page.click("#new-game")
+    page.wait_for_function(READY)
+    assert page.text_content("#error") == ""
+    page.click("#moves [data-action]")  # one move of the person's, then the opponents' up to its next turn
+    page.wait_for_function(READY)
+    game = store.get(page.evaluate("document.body.dataset.gameId"))
+    logged = page.eval_on_selector_all("#log li", "items => items.map(item => item.textContent)")
+    moves = game.env.recorded.num_moves
+    assert logged[0].startswith("Hand 1: engine") and len(logged) == 1 + moves and moves >= 2
+    assert all(re.search(r"\(player_\d\) (passes|draws|plays \(\d+\|\d+\) on )", entry) for entry in logged[1:])
+    page.select_option("#players", "6")
+    page.select_option("#highest", "12")
+    page.select_option("#rules", "mexican_train")
+    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    page.click("#new-game")
+    page.wait_for_function(READY)
+    assert page.text_content("#error") == ""
+    assert page.evaluate("document.querySelector('#table svg').getBoundingClientRect().right") <= 1280
+    assert "Mexican train" in page.text_content("#table")
+    digits = page.locator("#table circle").count()
+    page.select_option("#tiles", "pips")
+    assert page.locator("#table circle").count() > digits  # the hand's tiles drawn with pips
+    page.goto(url + "/watch")
+    page.wait_for_selector("#directory:not(:empty)")
+    assert missing == []
+    page.close()

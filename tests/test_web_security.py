@@ -321,3 +321,11 @@ def _ignore_errors(call):
         call()
     except OSError:  # the server stopped before it answered
         pass
+
+
+@pytest.mark.parametrize("host, local", [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("localhost", True),
+                                         ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False)])
+def test_a_loopback_address_is_local_whatever_its_spelling(host, local):
+    from baselines.web.guard import is_local
+
+    assert is_local(host) == local

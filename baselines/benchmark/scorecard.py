@@ -38,7 +38,7 @@ import numpy as np
 from baselines.benchmark.rating import Rating, anchored_rating
 from baselines.benchmark.run import CellResult
 from baselines.benchmark.suite import Suite, cell_name, read_checked
-from baselines.harness.statistics import ci95_half_width
+from baselines.harness.statistics import ci95_half_width, signed
 from dominoes_env import files
 from dominoes_env.core.config import describe_table
 
@@ -154,7 +154,7 @@ def markdown(scorecard: Scorecard, suite: Suite) -> str:
                 continue
             normalised = "" if cell["normalised"] is None else f"{cell['normalised']:.0f}"
             lines.append(f"| {cell['line_up']} | {cell['hands']} | {cell['agent_pips']:.2f} | "
-                         f"{cell['opponent_pips']:.2f} | {cell['difference']:+.2f} ± {cell['ci95']:.2f} | "
+                         f"{cell['opponent_pips']:.2f} | {signed(cell['difference'])} ± {cell['ci95']:.2f} | "
                          f"{100 * cell['hands_won']:.1f}% | {100 * cell['games_won']:.1f}% | {normalised} |")
         lines.append("")
     return "\n".join(lines)
@@ -221,14 +221,14 @@ def compare(scorecards: list[Scorecard]) -> str:
     lines += ["", header, "|---|---|" + "---:|" * (2 * len(scorecards) - 1)]
     keyed = [{(cell["table"], cell["line_up"]): cell for cell in card.cells} for card in scorecards]
     for key in dict.fromkeys(key for cells in keyed for key in cells):
-        values = [f"{cells[key]['difference']:+.2f}" if key in cells else "" for cells in keyed]
+        values = [signed(cells[key]['difference']) if key in cells else "" for cells in keyed]
         paired = []
         for card, cells in zip(scorecards[1:], keyed[1:]):
             base = keyed[0].get(key)
             if key in cells and base is not None and card.suite == first.suite and \
                     len(cells[key]["per_deal"]) == len(base["per_deal"]):
                 gaps = np.array(cells[key]["per_deal"]) - np.array(base["per_deal"])
-                paired.append(f"{gaps.mean():+.2f} ± {ci95_half_width(gaps):.2f}")
+                paired.append(f"{signed(gaps.mean())} ± {ci95_half_width(gaps):.2f}")
             else:
                 paired.append("")
         lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(values + paired) + " |")

@@ -44,10 +44,7 @@ def run(args: argparse.Namespace) -> int:
         finished = watcher.finished(env.infos[agent])
         if finished is not None:  # the final board, every hand open, before the next deal replaces it
             shown = scores_before if hands > 1 else None
-            print("\n" + render_table(hand, hand_index, hands, shown, "all"))
-            how = "blocked" if finished.went_out is None else f"player_{finished.went_out} went out"
-            print(f"\nHand {finished.hand_index + 1} over ({how}); pips left: "
-                  + ", ".join(f"player_{s} {p}" for s, p in enumerate(finished.scores)))
+            print("\n" + render_table(hand, hand_index, hands, shown, "all"))  # it tells the hand's end, once
         if not env.terminations[agent]:
             print(env.render())
     print("\nGame scores (pips left over the game, lower is better): "
@@ -56,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _said(move: str) -> str:
-    """A move as the demo tells it: "passes", "draws", or "plays (3|7) on own line"."""
+    """A move as the demo tells it: "passes", "draws", or "plays (3|7) on player_0's line"."""
     return {"pass": "passes (no tile fits: marker up)", "draw": "draws (no tile fits)"}.get(move, f"plays {move}")

@@ -3,8 +3,9 @@
 The person is one more policy at the table (:class:`Person`): the shared game loop
 (:func:`baselines.harness.play.play_game`) asks it for a move like any other. It draws the table as
 the person may see it (their own tiles, never the others'), lists the legal moves by number
-and in words, and reads a choice: a number, ``h`` for a hint (what td_lambda and
-persistent_line would play, and td_lambda's predicted pips for each move), ``q`` (or
+and in words, and reads a choice: a number, ``h`` for a hint (what the champion, td_lambda
+and persistent_line would play, those that ship for the table, and td_lambda's predicted pips
+for each move: :class:`~baselines.harness.advice.Hints`), ``q`` (or
 Ctrl-D) to leave. Anything else asks again. The opponents are wrapped so that each of their
 moves is told and the table drawn again after it.
 
@@ -54,8 +55,8 @@ class QuitGame(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponents", nargs="+", metavar="POLICY",
                         help="the other seats' players, as policy specs (NAME[(KEY=VALUE,...)][@CHECKPOINT][:COPIES]); "
-                             "one spec without :COPIES fills every other seat. Default: td_lambda where it ships a "
-                             "player for the table (it needs the league extra), else persistent_line")
+                             "one spec without :COPIES fills every other seat. Default: the strongest shipped "
+                             "player of the table: the champion where it ships, else td_lambda, else persistent_line")
     options.add_table_options(parser)
     parser.add_argument("--hands", type=validation.integer_argument, default=1,
                         help=f"hands in the game (1-{MAX_HANDS_PER_GAME}, default 1; N+1 plays engines N down to 0)")
@@ -215,28 +216,21 @@ def _ordinal(place: int) -> str:
 
 
 def line_name(config: GameConfig, line: int, viewer: int) -> str:
-    """An absolute line in the person's words: "my line", "player_2's line", "the dummy line"."""
+    """An absolute line in the person's words: "my line", "player_2's line", "the dummy line" (the
+    Mexican train under its rules)."""
     if line == config.num_players:
-        return "the dummy line"
+        return f"the {config.shared_line}"
     return "my line" if line == viewer else f"player_{line}'s line"
 
 
 def move_text(hand: HandState, seat: int, action: int, viewer: int) -> str:
-    """A move of `seat` as the person reads it: the tile turned so that its matching end comes
-    first, and the line by owner (``4|7 on my line``, ``9|2 on player_2's line``), or
-    ``pass`` or ``draw``."""
-    config = hand.config
-    move = actions.decode(config, action)
-    if move is None:
-        return "pass" if action == config.pass_action else "draw"
-    relative, tile = move
-    line = config.num_players if relative == config.num_players else (seat + relative) % config.num_players
-    low, high = config.tiles.ends(tile)
-    first, second = (low, high) if hand.open_values[line] == low else (high, low)
-    where = line_name(config, line, viewer)
-    if seat != viewer and line == viewer:
-        where = "your line"
-    return f"{first}|{second} on {where}"
+    """A move of `seat` in the one notation every front end uses (:func:`dominoes_env.core.actions.describe`:
+    ``(4|7) on player_2's line``, ``pass``, ``draw``), the person's own line marked ``(yours)``."""
+    text = actions.describe(hand.config, action, seat)
+    move = actions.decode(hand.config, action)
+    if move is not None and move[0] != hand.config.num_players and (seat + move[0]) % hand.config.num_players == viewer:
+        text += " (yours)"
+    return text
 
 
 class Person(Policy):

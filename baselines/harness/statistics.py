@@ -71,3 +71,10 @@ def ci95_half_width(samples: Sequence[float] | np.ndarray) -> float:
     if values.shape[0] < 2:
         return math.nan
     return float(t_quantile_975(values.shape[0] - 1) * values.std(ddof=1) / math.sqrt(values.shape[0]))
+
+
+def signed(value: float, digits: int = 2) -> str:
+    """A difference with its sign, ``+1.25`` or ``-0.40``; one that rounds to zero is ``+0.00`` (never
+    ``-0.00``: a player against copies of itself differs by nothing, not by minus nothing)."""
+    text = f"{value:+.{digits}f}"
+    return "+" + text[1:] if float(text) == 0 else text

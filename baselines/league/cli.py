@@ -14,6 +14,7 @@ import shlex
 import sys
 import threading
 import time
+from typing import Any
 
 from baselines.cli import options
 from baselines.harness.parallel import MAX_WORKERS, add_parallel_options, start_method
@@ -112,16 +113,18 @@ def _play(args: argparse.Namespace) -> str:
     print(f"league: {spec.describe()}")
     warm_up([policy for policy, _ in spec.policies], spec.game, announce=lambda: print(COMPILING, flush=True),
             start_method=start_method())
-    print(f"playing {games} games into {results_path(args.out)} ({args.backend} backend)")
     done = count_recorded(args.out)
-    bar = _progress_bar(games, done, disabled=args.no_progress)
+    print(_opening(games, done, spec.hands_per_game, results_path(args.out), args.backend), flush=True)
+    bar: Any = None  # made at the first finished game: its rate and ETA never count the workers' start
     played = 0
     importer: threading.Thread | None = None
 
     def record_played(record: GameRecord) -> None:
-        nonlocal played, importer
+        nonlocal played, importer, bar
         if importer is None:  # the workers are all started by now: a thread cannot disturb their fork
             importer = _import_plotting_in_background()
+        if bar is None:
+            bar = _progress_bar(games, done + played, disabled=args.no_progress)
         played += 1
         bar.update(1)
 
@@ -130,7 +133,8 @@ def _play(args: argparse.Namespace) -> str:
         records = run_league(spec, games, args.out, args.backend, workers, args.ray_address, on_game=record_played,
                              record_dir=args.record_games)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         if importer is not None:  # done by now, unless the run failed: it ends before the interpreter does
             importer.join(timeout=5.0)
     if args.record_games is not None:
@@ -144,6 +148,17 @@ def _play(args: argparse.Namespace) -> str:
         print(f"played {played} games ({hands} hands) in {seconds:.1f} s: {played / seconds:.1f} games/s, "
               f"{hands / seconds:.0f} hands/s")
     return args.out
+
+
+def _opening(games: int, done: int, hands: int, results: Any, backend: str) -> str:
+    """What the league is about to do, said before it does it: how many games, resumed from where,
+    and how to ask for fewer."""
+    if done >= games:
+        return f"{results} holds {done} games already, the {games} asked for: nothing to play (--games N for more)"
+    resuming = f"resuming: {done} of the {games} games are in {results} already; " if done else ""
+    first_look = f"; --games {max(1, games // 10)} for a first look" if games - done > 100 else ""
+    return (f"{resuming}playing {games - done} games of {hands} hands into {results} ({backend} backend; the "
+            f"progress bar starts with the first finished games{first_look})")
 
 
 def _import_plotting_in_background() -> threading.Thread:

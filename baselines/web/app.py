@@ -36,6 +36,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from baselines.harness.advice import Hints, default_opponent
+from baselines.policies import registry, specs
 from baselines.web.admission import SHIPPED, Admission
 from baselines.web.games import (
     MAX_WEB_HANDS,
@@ -50,7 +51,16 @@ from baselines.web.games import (
 from baselines.web.guard import LOCAL_HOSTS, OwnOriginOnly, session_of
 from baselines.web.watch import RecordLibrary, hand_frames, parse_upload, summary
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS, RULE_SETS, make_config
+from dominoes_env.core.config import (
+    MAX_HIGHEST,
+    MAX_PLAYERS,
+    MIN_HIGHEST,
+    MIN_PLAYERS,
+    RULE_SETS,
+    GameConfig,
+    describe_table,
+    make_config,
+)
 from dominoes_env.records import MAX_RECORD_BYTES, RecordError
 
 STATIC = Path(str(resources.files("baselines.web") / "static"))
@@ -116,6 +126,20 @@ def new_game(data: dict[str, Any], admission: Admission) -> WebGame:
                    admission.hint_parameters())
 
 
+def _query_table(query: Any) -> GameConfig:
+    """The table a query names (``?players=6&highest=12&rules=mexican_train``; 4 players, double-nine by default)."""
+    def count(name: str, default: str, low: int, high: int) -> int:
+        text = query.get(name, default)
+        return validation.integer(name, int(text) if re.fullmatch("[0-9]{1,3}", text) else text, low, high)
+
+    try:
+        return make_config(count("players", "4", MIN_PLAYERS, MAX_PLAYERS), count("highest", "9", MIN_HIGHEST,
+                                                                                   MAX_HIGHEST),
+                           rules=validation.choice("rules", query.get("rules", "rule_book"), RULE_SETS))
+    except ValueError as error:
+        raise GameRefused(str(error).splitlines()[0]) from None
+
+
 def _locked(game: WebGame, work: Callable[[], Any]) -> Any:
     """`work()` under the game's lock, in a worker thread: a move in progress is never seen half done."""
     def run() -> Any:
@@ -142,6 +166,7 @@ class Api:
     def __init__(self, games: GameStore, library: RecordLibrary, admission: Admission) -> None:
         self.games, self.library, self.admission = games, library, admission
         self._hints_by_table: dict[Any, Hints] = {}
+        self._offers: dict[GameConfig, tuple[list[str], str]] = {}
 
     def _game(self, request: Request) -> WebGame:
         return self.games.get(request.path_params["game"])
@@ -152,12 +177,27 @@ class Api:
         return self._hints_by_table[config]
 
     async def players(self, request: Request) -> Response:
-        table = make_config(4, 9)
+        """The opponents the page offers at the table its query names (4 players, double-nine by default):
+        the shipped players that play it, the strongest of them as the default."""
+        table = _query_table(request.query_params)
+        offered, default = await run_in_threadpool(self._offered, table)
         session = session_of(request.scope)
         room = min(self.games.max_games - self.games.going_on(), self.games.max_per_session
                    - self.games.going_on(session))
-        return JSONResponse({"players": list(SHIPPED), "default": default_opponent(table).label,
-                             "rule_sets": list(RULE_SETS), "max_hands": MAX_WEB_HANDS, "room": max(0, room)})
+        return JSONResponse({"players": offered, "default": default, "rule_sets": list(RULE_SETS),
+                             "max_hands": MAX_WEB_HANDS, "room": max(0, room), "table": describe_table(table)})
+
+    def _offered(self, table: GameConfig) -> tuple[list[str], str]:
+        if table not in self._offers:
+            playing = []
+            for name in SHIPPED:
+                try:
+                    registry.check(specs.PolicySpec(name), table)
+                except ValueError:  # no weights ship for this table
+                    continue
+                playing.append(name)
+            self._offers[table] = (playing, default_opponent(table).label)
+        return self._offers[table]
 
     async def create(self, request: Request) -> Response:
         data = await _json_object(request)
@@ -211,8 +251,8 @@ class Api:
 
     async def record_list(self, request: Request) -> Response:
         library = self.library
-        return JSONResponse({"records": await run_in_threadpool(library.names),
-                             "directory": None if library.root is None else str(library.root)})
+        return JSONResponse({"records": await run_in_threadpool(library.names),  # the folder's name, not its path
+                             "directory": None if library.root is None else library.root.name})
 
     async def record_frames(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -224,7 +264,7 @@ class Api:
 
     def routes(self) -> list[Route | Mount]:
         return [
-            Route("/", page), Route("/watch", page),
+            Route("/", page), Route("/watch", page), Route("/favicon.ico", favicon),
             Route("/api/players", self.players),
             Route("/api/games", self.create, methods=["POST"]),
             Route("/api/games/{game}", self.state),
@@ -241,6 +281,11 @@ class Api:
 async def page(request: Request) -> Response:
     name = "watch.html" if request.url.path.rstrip("/") == "/watch" else "play.html"
     return FileResponse(STATIC / name)
+
+
+async def favicon(request: Request) -> Response:
+    """Browsers ask for /favicon.ico whatever the page names: the page's own icon."""
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
 
 async def not_found(request: Request, error: Exception) -> Response:

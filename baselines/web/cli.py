@@ -63,11 +63,11 @@ def run(args: argparse.Namespace) -> int:
         from baselines.web.admission import Admission
         from baselines.web.app import create_app
         from baselines.web.games import GameStore
-        from baselines.web.guard import LOCAL_HOSTS, answered_hosts
+        from baselines.web.guard import answered_hosts, is_local
     except ImportError as error:
         raise ValueError(f"dominoes serve needs the web extra ({error.name} is missing): "
                          f"pip install 'dominoes-env[web]'") from None
-    local = args.host in LOCAL_HOSTS
+    local = is_local(args.host)
     if args.allow_imports and not local:
         raise ValueError(f"--allow-imports runs code a request names: it is refused with --host {args.host} "
                          f"(use 127.0.0.1, localhost or ::1)")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import socket
 from collections.abc import Iterable
@@ -47,6 +48,17 @@ SESSION_COOKIE = "dominoes_session"
 ANONYMOUS = ""  #: the session of every request without a valid cookie
 SAFE_METHODS = ("GET", "HEAD")
 _FETCH_SITES = ("same-origin", "none")  # Sec-Fetch-Site values of a request this server's own pages make
+
+
+def is_local(host: str) -> bool:
+    """Whether `host` is an address only this machine reaches: a localhost name or any loopback
+    address (127.0.0.0/8, ::1), compared as addresses, not as text."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(_bare(host)).is_loopback
+    except ValueError:  # a name: it may resolve anywhere
+        return False
 
 
 def answered_hosts(bind_host: str, allowed: Iterable[str] = ()) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ def table_data(hand: HandState, *, shown: Sequence[int], labels: Sequence[str], 
     for line in range(n + 1):
         open_to_all = bool(hand.dummy_open) if line == n else bool(hand.marker_up[line])
         lines.append({"line": line, "owner": None if line == n else line,
-                      "name": "dummy" if line == n else f"player_{line}",
+                      "name": config.shared_line if line == n else f"player_{line}",
                       "tiles": [{"tile": tile, "near": near, "far": far}
                                 for tile, near, far in oriented_line(hand, line)],
                       "open_value": int(hand.open_values[line]), "open_to_all": open_to_all,
@@ -51,6 +51,7 @@ def table_data(hand: HandState, *, shown: Sequence[int], labels: Sequence[str], 
                       "double_to_cover": hand.double_to_cover == line})
     data: dict[str, Any] = {
         "players": n, "highest_double": config.highest_double, "rule_set": config.rule_set,
+        "shared_line": config.shared_line,
         "hand_index": hand_index, "num_hands": num_hands, "engine": int(hand.engine_value),
         "seats": seats, "lines": lines, "boneyard": len(hand.boneyard) if config.boneyard else None,
         "to_move": None if over else int(hand.current_player), "drew": bool(hand.drew), "hand_over": over,

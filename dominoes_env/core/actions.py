@@ -24,10 +24,12 @@ def decode(config: GameConfig, action: int) -> tuple[int, int] | None:
 
 
 def describe(config: GameConfig, action: object, seat: int | None = None) -> str:
-    """A readable move, e.g. ``"(3|7) on own line"``, ``"(9|2) on line +2"``, ``"pass"``, ``"draw"``.
+    """A readable move, e.g. ``"(3|7) on own line"``, ``"(9|2) on line +2"``, ``"(4|4) on the dummy
+    line"`` (``"on the Mexican train"`` under its rules: :attr:`GameConfig.shared_line`), ``"pass"``,
+    ``"draw"``: the one notation of a move, which every front end shows (``plays (3|7) on own line``).
 
-    With `seat` (the mover's seat), other lines are named by their owner:
-    ``"(9|2) on player_2's line"``.
+    With `seat` (the mover's seat), every seat's line is named by its owner, the mover's own
+    too: ``"(9|2) on player_2's line"``.
 
     Raises:
         ValueError: `action` is not an action of this table.
@@ -38,12 +40,23 @@ def describe(config: GameConfig, action: object, seat: int | None = None) -> str
         return "pass" if action == config.pass_action else "draw"
     relative, tile = move
     n = config.num_players
-    if relative == 0:
-        where = "own line"
-    elif relative == n:
-        where = "dummy line"
+    if relative == n:
+        where = f"the {config.shared_line}"
     elif seat is None:
-        where = f"line +{relative}"
+        where = "own line" if relative == 0 else f"line +{relative}"
     else:
         where = f"player_{(seat + relative) % n}'s line"
+    return f"{config.tiles.name(tile)} on {where}"
+
+
+def earlier_description(config: GameConfig, action: object, seat: int) -> str:
+    """A move as records written before version 0.3.0 of the package word it (the mover's own line
+    as "own line", the shared line as "dummy line"): still read, never written."""
+    action = integer("action", action, 0, config.num_actions - 1)
+    move = decode(config, action)
+    if move is None:
+        return describe(config, action)
+    relative, tile = move
+    n = config.num_players
+    where = "own line" if relative == 0 else "dummy line" if relative == n else f"player_{(seat + relative) % n}'s line"
     return f"{config.tiles.name(tile)} on {where}"

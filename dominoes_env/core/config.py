@@ -166,6 +166,12 @@ class GameConfig:
             return None
         return next((name for name, preset in RULE_SETS.items() if preset == mine), None)
 
+    @property
+    def shared_line(self) -> str:
+        """The shared line's name in the table's rule set: "Mexican train" under the Mexican Train
+        rules, "dummy line" in the rule book's game."""
+        return "Mexican train" if self.rule_set == "mexican_train" else "dummy line"
+
     def rules_text(self) -> str:
         """The table rules in words, e.g. "boneyard, doubles covered" or "rule book"."""
         parts = (["boneyard"] if self.boneyard else []) + (["doubles covered"] if self.cover_doubles else []) + \

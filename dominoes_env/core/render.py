@@ -84,18 +84,20 @@ def render_table(hand: HandState, hand_index: int = 0, num_hands: int = 1,
         held = f"{size:2d} tile " if size == 1 else f"{size:2d} tiles"
         lines.append(f"  player_{seat}  [{held}] {marker}  open {value:2d} : "
                      f"{played}{total}")
-    dummy = _chain_text(hand, n)
-    state = "(open)" if hand.dummy_open else "(closed)"
-    lines.append(f"  dummy     {state:24s}open {hand.open_values[n]:2d} : {dummy}")
+    shared = f"{config.shared_line:14s}"  # "dummy line" or "Mexican train", as the rule set calls it
+    if hand.dummy_open:
+        lines.append(f"  {shared}{'(open to all)':14s}open {hand.open_values[n]:2d} : {_chain_text(hand, n)}")
+    else:
+        lines.append(f"  {shared}(not open yet: it opens once every seat's line is started)")
     if config.boneyard:
         lines.append(f"  boneyard  {len(hand.boneyard)} tiles face down")
     if hand.double_to_cover is not None:
-        owner = "the dummy line" if hand.double_to_cover == n else f"player_{hand.double_to_cover}'s line"
+        owner = f"the {config.shared_line}" if hand.double_to_cover == n else f"player_{hand.double_to_cover}'s line"
         lines.append(paint("warning", f"  the double on {owner} must be covered before any other move"))
     if hand.is_over:
         scores = ", ".join(f"player_{s}: {int(p)}" for s, p in enumerate(hand.scores()))
         how = f"player_{hand.went_out} went out" if hand.went_out is not None else "blocked"
-        lines.append(paint("heading", f"Hand over ({how}). Pips left: {scores}"))
+        lines.append(paint("heading", f"Hand {hand_index + 1} over ({how}). Pips left: {scores}"))
     seats = shown_seats(hand, show_hands)
     if not hand.is_over:
         mover = hand.current_player

@@ -21,17 +21,49 @@ async function setUp() {
   const offered = await api("GET", "/api/players");
   $("players").replaceChildren(...[2, 3, 4, 5, 6, 7, 8].map((n) => new Option(n, n, n === 4, n === 4)));
   $("rules").replaceChildren(...offered.rule_sets.map((name) => new Option(name, name)));
-  $("offered").replaceChildren(...offered.players.map((name) => new Option(name, name)));
-  $("opponent").value = offered.default;
   $("hands").max = offered.max_hands;
-  $("players").addEventListener("change", fillSeats);
+  $("tiles").value = tileStyle();
+  $("tiles").addEventListener("change", () => { localStorage.setItem("dominoes-tiles", $("tiles").value); redraw(); });
+  $("players").addEventListener("change", () => { fillSeats(); refreshOffers().catch(fail); });
+  for (const id of ["highest", "rules"]) $(id).addEventListener("change", () => refreshOffers().catch(fail));
   fillSeats();
   $("new-game").addEventListener("click", newGame);
   $("hint").addEventListener("click", hint);
+  await refreshOffers();
   if (offered.room === 0) fail("The server is full: every place holds a game going on. Try again when one ends or idles out.");
 }
 
+// The opponents follow the table: the shipped players that play it, the strongest of them in the field.
+async function refreshOffers() {
+  const query = `?players=${$("players").value}&highest=${$("highest").value}&rules=${$("rules").value}`;
+  const offered = await api("GET", `/api/players${query}`);
+  $("offered").replaceChildren(...offered.players.map((name) => new Option(name, name)));
+  $("opponent").value = offered.default;
+  document.body.dataset.defaultOpponent = offered.default;
+}
+
+// The log beside the table: every move of the hand, who made it, in order.
+function logFrame(frame) {
+  const log = $("log");
+  if (!frame.move) {  // a new deal
+    const heading = document.createElement("li");
+    heading.className = "log-hand";
+    heading.textContent = `Hand ${frame.table.hand_index + 1}: engine (${frame.table.engine}|${frame.table.engine})`;
+    log.replaceChildren(heading);
+    return;
+  }
+  const entry = document.createElement("li");
+  entry.textContent = `${frame.move.label} (player_${frame.move.seat}) ${moveWords(frame.move)}`;
+  if (frame.move.seat === game.state.seat) entry.className = "log-mine";
+  log.appendChild(entry);
+  log.scrollTop = log.scrollHeight;
+}
+
+let lastTable = null;  // what is drawn now, to draw again when the tile style changes
+function redraw() { if (lastTable) draw(lastTable.table, lastTable.interactive); }
+
 function draw(table, interactive) {
+  lastTable = { table, interactive };
   const legal = interactive ? table.legal : [];
   const playable = new Set(legal.filter((m) => m.tile !== null).map((m) => m.tile));
   const targets = {};
@@ -75,7 +107,8 @@ async function animate(frames) {
   const mine = generation;
   for (const [k, frame] of frames.entries()) {
     if (mine !== generation) return false;
-    if (frame.move) say(`${frame.move.label} (player_${frame.move.seat}) plays ${frame.move.text}`);
+    logFrame(frame);
+    if (frame.move) say(`${frame.move.label} (player_${frame.move.seat}) ${moveWords(frame.move)}`);
     draw(frame.table, false);
     if (frame.table.hand_over && k < frames.length - 1) {
       const seats = frame.table.seats.map((seat) => `${seat.name} ${seat.pips_left}`).join(", ");
@@ -119,6 +152,7 @@ async function newGame() {
       seed: $("seed").value === "" ? null : Number($("seed").value) });
     game = { id: created.id, state: created.state };
     document.body.dataset.gameId = created.id;
+    logFrame({ move: null, table: created.state.table });
     if (await animate(created.frames)) showState();
   } catch (error) { fail(error); } finally { busy = false; document.body.dataset.busy = "0"; }
 }

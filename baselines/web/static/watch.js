@@ -40,7 +40,7 @@ function show(k) {
   const mover = frame.move ? frame.move.seat : frame.table.to_move;
   drawTable($("table"), frame.table, { showHands: (seat) => $("all-hands").checked || seat === mover });
   $("status").textContent = frame.move
-    ? `move ${frame.move_number} of ${frames.length - 1}: ${frame.move.label} (player_${frame.move.seat}) played ${frame.move.text}`
+    ? `move ${frame.move_number} of ${frames.length - 1}: ${frame.move.label} (player_${frame.move.seat}) ${moveWords(frame.move)}`
     : `the deal (${frames.length - 1} moves in this hand)`;
   const box = $("alternatives");
   if (!frame.move) { box.replaceChildren(); return; }
@@ -74,13 +74,13 @@ async function playThrough() {
 
 async function listRecords() {
   const listing = await api("GET", "/api/records");
-  $("directory").textContent = listing.directory ? `records in ${listing.directory}:` : "no --records directory given";
+  $("directory").textContent = listing.directory ? `records in ${listing.directory}/:` : "no --records directory given";
   $("records").replaceChildren(...listing.records.map((name) => {
     const item = document.createElement("li");
     const link = document.createElement("a");
     link.textContent = name;
     link.dataset.record = name;
-    link.addEventListener("click", () => { source = { name }; fail(null); load(0).catch(fail); });
+    link.addEventListener("click", () => { source = { name }; $("upload").value = ""; fail(null); load(0).catch(fail); });
     item.appendChild(link);
     return item;
   }));
@@ -93,6 +93,8 @@ $("last").addEventListener("click", () => show(frames.length - 1));
 $("play").addEventListener("click", playThrough);
 $("position").addEventListener("input", () => show(Number($("position").value)));
 $("all-hands").addEventListener("change", () => show(position));
+$("tiles").value = tileStyle();
+$("tiles").addEventListener("change", () => { localStorage.setItem("dominoes-tiles", $("tiles").value); show(position); });
 $("hand").addEventListener("change", () => load(Number($("hand").value)).catch(fail));
 $("upload").addEventListener("change", async () => {
   const file = $("upload").files[0];
