@@ -54,8 +54,9 @@ def test_weights_round_trip_and_the_player_plays_legal_moves_without_torch(tmp_p
     assert play_hand(make_policy("ppo", config.game, seed=1, checkpoint=str(path), sample=True), config.game) > 5
 
 
-def test_greedy_plays_the_most_probable_legal_move_and_sampling_follows_the_probabilities():
-    config = PPOConfig(**SMALL)
+@pytest.mark.parametrize("head", ["actions", "afterstates"])
+def test_greedy_plays_the_most_probable_legal_move_and_sampling_follows_the_probabilities(head):
+    config = PPOConfig(**SMALL, policy_head=head)
     policy = PPOPolicy(config.game, seed=3, checkpoint=random_weights(config, 1))
     env = dominoes_env.raw_env(config.game)
     env.reset(seed=2)
@@ -94,10 +95,13 @@ def test_weights_of_another_table_or_shape_are_refused(tmp_path):
     path = save_weights(tmp_path / "w.safetensors", random_weights(config))
     with pytest.raises(ValueError, match="was trained for 4 players, double-9"):
         load_weights(path, expected=dominoes_env.make_config(3, 6))
-    wrong = dict(random_weights(config).weights)
+    actions_head = PPOConfig(**SMALL, policy_head="actions")
+    wrong = dict(random_weights(actions_head).weights)
     wrong["policy.bias"] = wrong["policy.bias"][:-1]
     with pytest.raises(ValueError, match=r"policy.bias must be float32 of shape \(276,\)"):
-        PPOWeights(wrong, config)
+        PPOWeights(wrong, actions_head)
+    with pytest.raises(ValueError, match=r"policy.weight must be float32 of shape \(1, 8\)"):
+        PPOWeights(random_weights(actions_head).weights, config)  # an action head where a score head belongs
     with pytest.raises(ValueError, match="ppo weights were trained for 4 players"):
         PPOPolicy(dominoes_env.make_config(3, 6), checkpoint=random_weights(config))
 

@@ -3,7 +3,10 @@
 Each player is benched like any agent (``baselines.benchmark.bench``), its cells kept under --out, so
 a second run only reads them back:
 
-    python tools/leaderboard.py [--suite v1] [--workers 2] [--out runs/bench-leaderboard]
+    python tools/leaderboard.py [--suite v1] [--workers 2] [--out runs/bench-leaderboard] [--extra ppo]
+
+The suite's frozen pool, then the shipped players outside it (``--extra``, :data:`EXTRA_PLAYERS` by
+default): those are benched at the suite's tables where they ship weights, and their row says which.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dominoes_env import files
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
 COMMAND = "python tools/leaderboard.py --suite {version} --workers 2"
+#: Shipped players that joined after the suite's pool was frozen: benched too, their row marked.
+EXTRA_PLAYERS = ("ppo",)
 
 
 def main() -> None:
@@ -25,10 +30,13 @@ def main() -> None:
     parser.add_argument("--suite", default=LATEST)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/bench-leaderboard"))
+    parser.add_argument("--extra", nargs="*", default=list(EXTRA_PLAYERS),
+                        help="shipped players outside the frozen pool to bench too "
+                             f"(default {' '.join(EXTRA_PLAYERS)})")
     args = parser.parse_args()
     suite = load_suite(args.suite)
     cards, seconds = [], {}
-    for player in suite.pool:
+    for player in [*suite.pool, *[extra for extra in args.extra if extra not in suite.pool]]:
         start = time.time()
         cards.append(bench(player, suite, out=args.out / player, workers=args.workers))
         seconds[player] = time.time() - start
@@ -51,7 +59,10 @@ def main() -> None:
         rating = str(card.rating) if card.rating else ""
         frozen = f"{suite.reference.pool.get(card.agent, float('nan')):.0f}"
         normalised = "" if card.normalised is None else f"{card.normalised:.0f}"
-        lines.append(f"| {card.agent} | {rating} | {frozen} | {normalised} | " + " | ".join(by_table) + " |")
+        outside = card.agent not in suite.reference.pool
+        name = f"{card.agent} (not in the pool)" if outside else card.agent
+        frozen = "" if outside else frozen
+        lines.append(f"| {name} | {rating} | {frozen} | {normalised} | " + " | ".join(by_table) + " |")
     lines += ["", "Each player's full scorecard (every line-up, hands and games won) is in "
               f"`{args.out}/PLAYER/scorecard.md` after the command."]
     files.write_atomically(PAGE, ("\n".join(lines) + "\n").encode())

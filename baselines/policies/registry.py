@@ -47,6 +47,7 @@ _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "lookahead": ("baselines.lookahead", (), "league"),  # numpy and numba only (its td_lambda evaluation: safetensors)
     "champion": ("baselines.champion", ("safetensors",), "league"),  # numpy and numba only
     "ppo": ("baselines.ppo", ("safetensors",), "league"),  # acts in numpy; training needs torch
+    "openspiel_ismcts": ("baselines.openspiel", ("pyspiel",), "openspiel"),
     "maskable_ppo": ("baselines.adapters.sb3", ("sb3_contrib",), "sb3"),
 }
 

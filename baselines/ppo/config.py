@@ -92,18 +92,18 @@ class PPOConfig:
     """Games on the batched engine (:class:`dominoes_env.VectorDominoes`), stepped in lockstep."""
     rollout_steps: int = field(default=32, metadata=bounded("steps of every game in one rollout", 1, 100_000))
     """Global steps of every game per rollout: an update learns from num_envs x rollout_steps decisions."""
-    hidden: tuple[int, ...] = field(default=(256, 256), metadata=option(
+    hidden: tuple[int, ...] = field(default=(128, 128), metadata=option(
         "--hidden", f"hidden layer widths, comma-separated (1-{MAX_LAYERS} layers of 1-{MAX_WIDTH})", _hidden, _widths,
         lambda value: ",".join(map(str, value))))
     """Widths of the shared trunk's hidden layers (the policy and value heads sit on the last)."""
     activation: str = field(default="tanh", metadata=option(
         "--activation", f"the trunk's activation: {', '.join(ACTIVATIONS)}", _choice(ACTIVATIONS), str))
-    policy_head: str = field(default="actions", metadata=option(
+    policy_head: str = field(default="afterstates", metadata=option(
         "--policy-head", "how the policy weighs the legal moves: actions (a logit per action of the table) or "
         "afterstates (a score per legal move, from the position it leads to)", _choice(POLICY_HEADS), str))
     """:mod:`baselines.ppo.heads`: "actions", masked logits over the action table (one pass a
     decision), or "afterstates", the network's score of each legal move's after-state."""
-    learning_rate: float = field(default=3e-4, metadata=bounded("Adam's step size", 1e-7, 1.0))
+    learning_rate: float = field(default=1e-3, metadata=bounded("Adam's step size", 1e-7, 1.0))
     anneal: bool = field(default=True, metadata=option(
         "--anneal", "decay the learning rate linearly to 0 over the run (true/false)", options.flag, options.switch))
     """The learning rate falls linearly to 0 at `steps` (CleanRL's default)."""

@@ -280,6 +280,20 @@ class KnowledgeTracker:
                              boneyard, self.forbidden.copy())
 
 
+def knowledge_of_sizes(config: GameConfig, observation: np.ndarray) -> HandKnowledge:
+    """What one observation shows on its own: the hidden tiles and how many each place holds, no
+    fact from earlier decisions. Sound for a position whose earlier observations are not known
+    (one taken in mid-hand): samples are uniform over the deals that fit the sizes.
+
+    Raises:
+        ValueError: the vector is no observation of this table.
+    """
+    tracker = KnowledgeTracker(config)
+    vector = layout.as_vector(config, observation)[0][:tracker.layout.size].copy()
+    views = tracker.layout.views(vector)
+    return tracker._knowledge(vector, views, int(views["hand_number"].argmax()))
+
+
 # --------------------------------------------------------------------------- sampling
 @dataclass(frozen=True)
 class SamplingPlan:
