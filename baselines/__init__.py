@@ -14,7 +14,8 @@ players), :mod:`baselines.harness` (the game loop and the evaluation), :mod:`bas
 and scorecard of ``dominoes bench``), :mod:`baselines.learning` (what the
 learners share) and one package per learner (:mod:`baselines.td_lambda`,
 :mod:`baselines.linear_sarsa`, :mod:`baselines.lookahead`, :mod:`baselines.champion`: the search
-player and its expert-iteration trainer), :mod:`baselines.adapters`
+player and its expert-iteration trainer, :mod:`baselines.ppo`: PPO self-play on the batched engine),
+:mod:`baselines.openspiel` (OpenSpiel's bots as players), :mod:`baselines.adapters`
 (RL libraries' models as policies, the env as RLlib's and Tianshou's), :mod:`baselines.web`
 (``dominoes serve``), :mod:`baselines.selfplay` (the opponent pool), and the shipped weights in ``checkpoints/``.
 """
