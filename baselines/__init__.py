@@ -16,8 +16,10 @@ learners share) and one package per learner (:mod:`baselines.td_lambda`,
 :mod:`baselines.linear_sarsa`, :mod:`baselines.lookahead`, :mod:`baselines.champion`: the search
 player and its expert-iteration trainer, :mod:`baselines.ppo`: PPO self-play on the batched engine),
 :mod:`baselines.openspiel` (OpenSpiel's bots as players), :mod:`baselines.adapters`
-(RL libraries' models as policies, the env as RLlib's and Tianshou's), :mod:`baselines.web`
+(RL libraries' models as policies, the env as RLlib's and Tianshou's), :mod:`baselines.advice`
+(the default opponent and the hints a person at the table gets), :mod:`baselines.web`
 (``dominoes serve``), :mod:`baselines.selfplay` (the opponent pool), and the shipped weights in ``checkpoints/``.
+Their layer order (who may import whom) is written in CONTRIBUTING.md and checked by the tests.
 """
 
 from __future__ import annotations

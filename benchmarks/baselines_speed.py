@@ -5,7 +5,7 @@ figures include the env's observation and mask for every decision. Each figure i
 best of `--repeats` runs over the same hands, timed by this process's CPU time (the code
 is single-threaded, and on a shared machine CPU time is far less disturbed by other users
 than wall-clock time, which is printed beside it). Also times the chain search alone on
-freshly dealt hands. Issue 3's
+freshly dealt hands. The
 target: four persistent_line players on double-nine play at least 350 hands/s, 20x the
 reference implementation's ~17 hands/s on the same machine.
 

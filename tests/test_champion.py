@@ -243,7 +243,7 @@ def test_seeing_an_observation_twice_adds_nothing_to_what_the_champion_knows():
 
 
 def test_the_champion_gives_hints_and_is_the_default_opponent_where_a_network_ships():
-    from baselines.harness.advice import Hints, default_opponent
+    from baselines.advice import Hints, default_opponent
 
     config = make_config(4, 9)
     assert default_opponent(config).name == "champion"

@@ -36,8 +36,10 @@ def _imported(module: str, path: Path) -> set[str]:
             if node.level:
                 parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join(parent + ([base] if base else []))
-            named.add(base)
-            named.update(f"{base}.{alias.name}" for alias in node.names)
+            submodules = [f"{base}.{alias.name}" for alias in node.names]
+            if not all(name in MODULES for name in submodules):  # `from package import module`: the module
+                named.add(base)
+            named.update(submodules)
     edges = set()
     for name in named:
         while name and name not in MODULES:
@@ -104,6 +106,48 @@ def test_no_module_imports_itself_back():
     assert _cycles() == []
 
 
+def _layer_order() -> list[list[str]]:
+    """The units of `baselines`, bottom layer first, as CONTRIBUTING.md's ``layers`` block writes them."""
+    block = re.search(r"```layers\n(.*?)```", (ROOT / "CONTRIBUTING.md").read_text(), re.S)
+    assert block, "CONTRIBUTING.md has no ```layers block"
+    return [line.split("#")[0].split() for line in block.group(1).splitlines() if line.split("#")[0].strip()]
+
+
+def _unit(module: str, units: set[str]) -> str | None:
+    """The finest unit that holds a module of `baselines` (None: the order leaves it out)."""
+    name = module.removeprefix("baselines.") if module != "baselines" else "baselines"
+    while name and name not in units:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_the_subpackages_of_baselines_import_only_down_the_layer_order():
+    """Each import statement of `baselines`, anywhere in a module, points to a lower layer or
+    stays in its own unit; a module no layer holds is an error (a new package takes its place)."""
+    order = _layer_order()
+    level = {unit: depth for depth, line in enumerate(order) for unit in line}
+    assert len(level) == sum(map(len, order)), "a unit is named twice in the layer order"
+    ours = [module for module in GRAPH if module.startswith("baselines")]
+    assert [module for module in ours if _unit(module, set(level)) is None] == []
+    upward = []
+    for module in ours:
+        mine = _unit(module, set(level))
+        for other in GRAPH[module]:
+            theirs = _unit(other, set(level)) if other.startswith("baselines") else None
+            if theirs is not None and theirs != mine and level[theirs] >= level[mine]:
+                upward.append(f"{module} -> {other}")
+    assert upward == []
+
+
+def test_the_layer_check_catches_an_upward_import():
+    """The rule above is not empty: the harness below the learners, the advice above them."""
+    order = _layer_order()
+    level = {unit: depth for depth, line in enumerate(order) for unit in line}
+    assert level["harness"] < level["td_lambda"] < level["advice"] < level["cli"]
+    assert _unit("baselines.ppo.cli", set(level)) == "ppo.cli" and _unit("baselines.ppo.trainer", set(level)) == "ppo"
+    assert "baselines.td_lambda.policy" in GRAPH["baselines.advice.hints"]
+
+
 def test_names_reach_the_env_through_the_entry_point(monkeypatch):
     import dominoes_env
     from dominoes_env import players
@@ -167,7 +211,7 @@ def test_every_document_the_code_and_docs_name_is_in_the_repository():
     the benchmarks point to, and meets no name of a document kept elsewhere."""
     sources = [*ROOT.glob("dominoes_env/**/*.py"), *ROOT.glob("baselines/**/*.py"), *ROOT.glob("benchmarks/*.py"),
                *ROOT.glob("docs/**/*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
-    elsewhere = re.compile(r"BASELINES\.md|seeds?[/ ]0\d\d|\bissue \d+|shared/")
+    elsewhere = re.compile(r"BASELINES\.md|(?i:seeds?[/ ]0\d\d|\bissue \d+|shared/)")  # docs/baselines.md is ours
     named = re.compile(r"\b((?:docs|benchmarks|examples|tests)/[\w/.-]+\.(?:md|py|png|gif))")
     for source in sources:
         text = source.read_text()

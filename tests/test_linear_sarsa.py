@@ -12,6 +12,7 @@ import pytest
 from baselines import linear_sarsa
 from baselines.cli import main as dominoes
 from baselines.cli import train as train_command
+from baselines.cli.learner import config_from_arguments
 from baselines.harness.evaluate import evaluate
 from baselines.learning.run import EVALUATION_SEED
 from baselines.linear_sarsa import FEATURES, LinearSarsaConfig, LinearSarsaPolicy, MoveFeatures, Sarsa, Weights
@@ -318,7 +319,9 @@ def test_the_seed_defaults_and_every_option_reads_its_default_back():
     assert (config.gamma, config.alpha_floor, config.epsilon) == (0.9, 1e-4, 0.1)
     parser = argparse.ArgumentParser()
     train_command.add_arguments(parser)
-    assert train_command.config_from_arguments(parser.parse_args(["sarsa"])) == config
+    from baselines.linear_sarsa import cli as sarsa_command
+
+    assert config_from_arguments(parser.parse_args(["sarsa"]), sarsa_command.LEARNER) == config
     for name, option, default in LinearSarsaConfig.command_line_options():
         assert option.check(option.flag, option.parse(option.show(default))) == default, name
 

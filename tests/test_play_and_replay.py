@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from baselines.advice import hints as advice
 from baselines.cli import main as dominoes
 from baselines.cli import play as human
-from baselines.harness import advice
 from baselines.league import make_spec, parse_policy_arguments, read_results, run_league
 from baselines.league.results import results_path
 from baselines.league.runner import game_record_path

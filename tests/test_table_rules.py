@@ -336,7 +336,7 @@ def test_league_games_under_table_rules_are_recorded_and_read_back(tmp_path):
 
 
 def test_every_table_with_shipped_weights_seats_all_the_learned_players_by_default():
-    from baselines.harness.advice import default_opponent
+    from baselines.advice import default_opponent
     from baselines.league.spec import default_policies
     from baselines.learning.files import shipped_tables
 

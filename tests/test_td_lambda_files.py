@@ -26,6 +26,7 @@ import dominoes_env  # noqa: E402
 from baselines import td_lambda  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.cli import train as train_command  # noqa: E402
+from baselines.cli.learner import config_from_arguments  # noqa: E402
 from baselines.harness.play import play_game  # noqa: E402
 from baselines.policies.registry import make_policy  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
@@ -374,7 +375,9 @@ def test_acting_never_imports_torch():
 def test_every_option_writes_and_reads_its_default_back():
     parser = argparse.ArgumentParser()
     train_command.add_arguments(parser)
-    assert train_command.config_from_arguments(parser.parse_args(["td-lambda"])) == td_lambda.TDLambdaConfig()
+    from baselines.td_lambda import cli as td_command
+
+    assert config_from_arguments(parser.parse_args(["td-lambda"]), td_command.LEARNER) == td_lambda.TDLambdaConfig()
     for name, option, default in td_lambda.TDLambdaConfig.command_line_options():
         if default is not None:
             assert option.check(option.flag, option.parse(option.show(default))) == default, name

@@ -5,7 +5,7 @@ The person is one more policy at the table (:class:`Person`): the shared game lo
 the person may see it (their own tiles, never the others'), lists the legal moves by number
 and in words, and reads a choice: a number, ``h`` for a hint (what the champion, td_lambda
 and persistent_line would play, those that ship for the table, and td_lambda's predicted pips
-for each move: :class:`~baselines.harness.advice.Hints`), ``q`` (or
+for each move: :class:`~baselines.advice.Hints`), ``q`` (or
 Ctrl-D) to leave. Anything else asks again. The opponents are wrapped so that each of their
 moves is told and the table drawn again after it.
 
@@ -26,9 +26,9 @@ from typing import TextIO
 import numpy as np
 
 import dominoes_env
+from baselines.advice import Hints, opponent_specs
 from baselines.cli import options
 from baselines.cli.signals import signals_stop
-from baselines.harness.advice import Hints, opponent_specs
 from baselines.harness.play import play_game
 from baselines.policies import registry, specs
 from baselines.policies.policy import Policy

@@ -10,8 +10,8 @@ in its hand, each such position s of that hand gives the regression step
 
 (Monte Carlo: the target is the hand's true outcome, so the evaluation learns what the
 look-ahead's own play leads to; a move that ends the hand needs no value, it is exact). The
-step size halves every ``alpha_half_life`` hands down to ``alpha_floor``. Seed 004 moved its
-weights by a fraction of their size after each game; a regression step on the outcome is the
+step size halves every ``alpha_half_life`` hands down to ``alpha_floor``. The original design moved
+its weights by a fraction of their size after each game; a regression step on the outcome is the
 same idea with a well-defined fixed point.
 
 Stages, as the design of docs/baselines.md trained: against a baseline, then against its own previous version (the

@@ -21,6 +21,9 @@ from baselines.ppo.config import DEVICES, PPOConfig
 from dominoes_env.core import validation
 from dominoes_env.core.config import table_arguments
 
+#: One line for ``dominoes train --help``.
+HELP = "PPO self-play on the batched engine, from the observation alone (needs torch)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_table_options(parser)

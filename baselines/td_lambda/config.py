@@ -4,7 +4,7 @@
 the fields every learner shares (the table, the curriculum, the tables side by side, the
 seed, the evaluation: :class:`~baselines.learning.config.LearnerConfig`) and the learner's
 own (the input variant, the network, lambda, the step sizes, exploration). Every field
-carries its ``dominoes train td-lambda`` option in its metadata, so ``baselines/cli/train.py``
+carries its ``dominoes train td-lambda`` option in its metadata, so ``baselines/td_lambda/cli.py``
 derives its options from the dataclass instead of declaring them again, and every field is
 checked on construction, bounded so that no value (typed on the command line or read back
 from a checkpoint) can ask for an absurd allocation.

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from baselines.harness.advice import chosen_specs
+from baselines.advice import chosen_specs
 from baselines.policies import registry, specs
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig

@@ -35,7 +35,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from baselines.harness.advice import Hints, default_opponent
+from baselines.advice import Hints, default_opponent
 from baselines.policies import registry, specs
 from baselines.web.admission import SHIPPED, Admission
 from baselines.web.games import (

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import dominoes_env
-from baselines.harness.advice import Hints
+from baselines.advice import Hints
 from baselines.policies import registry
 from baselines.policies.policy import Policy
 from baselines.web.admission import WebOpponent

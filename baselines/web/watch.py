@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.harness.advice import Hints
+from baselines.advice import Hints
 from baselines.web.table import table_data
 from dominoes_env.core import actions
 from dominoes_env.core.observation import Observer

@@ -1,0 +1,230 @@
+"""What a ``dominoes train`` run of a learner on the shared loop writes: the progress bar, ``log.csv``
+(one row per learning chunk and per evaluation), the latest weights after every round of
+evaluations, and ``learning_curve.png`` (own mean pips per hand against the opponents' over
+training), all in its checkpoint directory.
+
+An evaluation row is the shared harness's (:func:`baselines.harness.evaluate.evaluate`):
+``win_rate`` is its ``won``, the share of hands won as :mod:`baselines.harness.outcomes` defines
+it. Each learner's command (``baselines/<learner>/cli.py``) describes itself with a
+:class:`Learner`; :mod:`baselines.cli.learner` turns that into options and a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dominoes_env import files
+
+if TYPE_CHECKING:
+    from baselines.harness.evaluate import EvaluationResult
+    from baselines.learning.config import LearnerConfig
+    from baselines.learning.run import TrainingLog
+
+
+@dataclass(frozen=True)
+class Learner:
+    """A learner ``dominoes train`` can run.
+
+    Attributes:
+        policy: the policy it trains (named in the learning curve).
+        config: its configuration class (a :class:`~baselines.learning.config.LearnerConfig`), whose
+            fields are its options.
+        train: ``train(config, args, recorder) -> message``: checks what the run needs, trains
+            (reporting to ``recorder.log()``), saves the final weights into ``recorder.out`` and
+            says where they are.
+        log_columns: the columns of its ``log.csv``.
+        checkpoint_dir: where its run goes by default.
+        weights_name: the file of its final weights in the run's directory.
+        parallel: its runs take ``--workers`` and ``--backend`` (the result does not depend on them).
+    """
+
+    policy: str
+    config: type[LearnerConfig]
+    train: Callable[[Any, argparse.Namespace, RunRecorder], str]
+    log_columns: tuple[str, ...]
+    checkpoint_dir: Path
+    weights_name: str
+    parallel: bool = False
+
+
+LOG_NAME, CURVE_NAME = "log.csv", "learning_curve.png"
+#: The columns every learner's log starts with (a learner adds its own figures).
+LOG_COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate")
+_DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1,
+           "value_loss": 4, "policy_loss": 4}
+
+
+class RunRecorder:
+    """Progress bar, CSV rows, intermediate weights and the learning-curve plot of one run.
+
+    A learner's train function calls :meth:`start` (how to save the latest weights) once its
+    own checks have passed, so that nothing is written for a run that is refused, then
+    :meth:`run` with its training call.
+    """
+
+    def __init__(self, out: Path, learner: Learner, config: LearnerConfig, progress: bool) -> None:
+        self.out, self.learner, self.config, self.progress = out, learner, config, progress
+        self.begun = time.perf_counter()
+        self.rows: list[dict[str, Any]] = []
+        self.save_latest: Callable[[Path, Any, dict[str, Any]], Any] | None = None
+        self.latest_name = ""
+        self.latest_saved_at = -1  # hands trained when the latest model was written
+        self.file: Any = None
+        self.writer: Any = None
+        self.bar: Any = None
+
+    def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str,
+              resume: bool = False) -> None:
+        """Create the directory and open the log (and the progress bar): the run's checks have passed
+        and it is about to train. `save_latest(path, model, info)` writes the model an evaluation
+        reports as ``latest_name``. `resume`: the run goes on from the directory's earlier rows
+        (they are read back, and new rows are appended).
+
+        Raises:
+            ValueError: the directory cannot be created or written to.
+        """
+        files.check_output_directory("--checkpoint-dir", self.out,
+                                     (LOG_NAME, CURVE_NAME, latest_name, self.learner.weights_name))
+        self.save_latest, self.latest_name = save_latest, latest_name
+        self.begun = time.perf_counter()
+        log_path = self.out / LOG_NAME
+        if resume and log_path.is_file():
+            with open(log_path, newline="") as earlier:
+                self.rows = [_read_row(row) for row in csv.DictReader(earlier)]
+        # open for the whole run: close() closes it
+        self.file = io.TextIOWrapper(files.open_for_writing(log_path, append=bool(self.rows)), newline="")
+        self.writer = csv.DictWriter(self.file, fieldnames=self.learner.log_columns)
+        if not self.rows:
+            self.writer.writeheader()
+        if self.progress:
+            from tqdm import tqdm
+            done = max((row["hands"] for row in self.rows), default=0)
+            self.bar = tqdm(total=self.config.hands, initial=done, unit="hand", smoothing=0.05)
+
+    def log(self) -> TrainingLog:
+        from baselines.learning.run import TrainingLog
+
+        return TrainingLog(on_hand=self.on_hand, on_progress=self.on_progress, on_evaluation=self.on_evaluation)
+
+    def run(self, train: Callable[[TrainingLog], Any]) -> Any:
+        """`train(log)`, closing the log and drawing the curve however it ends (the rows so far are
+        kept, even when the run diverges)."""
+        try:
+            return train(self.log())
+        finally:
+            self.close()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.begun
+
+    def info(self) -> dict[str, Any]:
+        return {"hands_trained": self.config.hands, "seconds": round(self.elapsed(), 1)}
+
+    def on_hand(self, record: Any) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def _write(self, row: dict[str, Any]) -> None:
+        columns = self.learner.log_columns
+        row = {**{column: "" for column in columns}, **{k: v for k, v in row.items() if k in columns},
+               "elapsed_s": round(self.elapsed(), 1)}
+        self.rows.append(row)
+        self.writer.writerow(row)
+        self.file.flush()
+
+    def on_progress(self, stats: dict[str, Any]) -> None:
+        numbers = {key: _rounded(key, value) for key, value in stats.items() if key not in ("hands", "stage")}
+        self._write({"hands": stats["hands"], "kind": "train", "opponent": stats["stage"], **numbers})
+
+    def on_evaluation(self, hands: int, opponent: str, result: EvaluationResult, model: Any) -> None:
+        """One evaluation by the shared harness: the learner was listed first, the opponents' copies second."""
+        learner, opponents = result.policies[0], result.policies[1]
+        self._write({"hands": hands, "kind": "eval", "opponent": opponent,
+                     "own_pips": round(learner.mean_pips, 3), "opponent_pips": round(opponents.mean_pips, 3),
+                     "win_rate": round(learner.won, 4)})
+        message = (f"[{hands} hands] vs {opponent}: own {learner.mean_pips:.2f} pips/hand, "
+                   f"opponents {opponents.mean_pips:.2f}, won {100 * learner.won:.1f}%")
+        (self.bar.write if self.bar is not None else print)(message)
+        assert self.save_latest is not None
+        if hands != self.latest_saved_at:  # one model per round of evaluations, whatever the opponents
+            self.save_latest(self.out / self.latest_name, model,
+                             {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
+            self.latest_saved_at = hands
+        evaluated = sum(row["kind"] == "eval" and row["hands"] == hands for row in self.rows)
+        if evaluated == len(self.config.eval_opponents):  # the round is complete: draw it once
+            plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if self.file is not None:
+            self.file.close()
+        plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
+
+
+def _read_row(row: dict[str, str]) -> dict[str, Any]:
+    """A log row read back: numbers as numbers, the rest as text."""
+    def value(text: str) -> Any:
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        return int(number) if number.is_integer() and "." not in text else number
+
+    return {key: value(text) for key, text in row.items()}
+
+
+def _rounded(column: str, value: Any) -> Any:
+    """A log value as written: a fixed number of decimals, or four significant digits (step sizes)."""
+    return round(value, _DIGITS[column]) if column in _DIGITS else float(f"{value:.4g}")
+
+
+def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "td_lambda") -> None:
+    """Own mean pips per hand and the opponents' against hands trained: one panel per opponent."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    evaluations = [r for r in rows if r["kind"] == "eval"]
+    training = [r for r in rows if r["kind"] == "train"]
+    opponents = sorted({r["opponent"] for r in evaluations})
+    losses = [column for column in ("value_loss", "policy_loss")
+              if any(r.get(column) not in (None, "") for r in training)]
+    panels = len(opponents) + 1 + bool(losses)
+    figure, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.6), squeeze=False)
+    for axis, opponent in zip(axes[0], opponents):
+        points = [r for r in evaluations if r["opponent"] == opponent]
+        hands = [r["hands"] for r in points]
+        axis.plot(hands, [r["own_pips"] for r in points], marker="o", label=learner)
+        axis.plot(hands, [r["opponent_pips"] for r in points], marker="s", label=f"{opponent} (mean of 3)")
+        axis.set_title(f"evaluation vs 3x {opponent}")
+        axis.set_xlabel("hands trained")
+        axis.set_ylabel("mean pips per hand (lower is better)")
+        axis.legend(fontsize=8)
+    if losses:  # a learner that reports its losses (the champion's expert iteration)
+        axis = axes[0][-2]
+        for column in losses:
+            points = [r for r in training if r.get(column) not in (None, "")]
+            axis.plot([r["hands"] for r in points], [r[column] for r in points], marker=".", label=column)
+        axis.set_title("training losses")
+        axis.set_xlabel("hands trained")
+        axis.legend(fontsize=8)
+    axis = axes[0][-1]
+    axis.plot([r["hands"] for r in training], [r["own_pips"] for r in training], marker=".", label=learner)
+    axis.plot([r["hands"] for r in training], [r["opponent_pips"] for r in training], marker=".",
+              label="training opponents")
+    axis.set_title("while learning (curriculum)")
+    axis.set_xlabel("hands trained")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    files.write_atomically(path, buffer.getvalue())  # whole, and only over a regular file
+    plt.close(figure)
