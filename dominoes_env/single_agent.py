@@ -29,9 +29,9 @@ from dominoes_env.core.observation import Observer
 from dominoes_env.core.render import HandsShown
 from dominoes_env.core.rewards import REWARD_MODES, hand_rewards, illegal_action_penalty
 from dominoes_env.core.state import HandState
+from dominoes_env.opponent_seats import report_game
 from dominoes_env.players import Player, PlayerFactory, by_name, resolve_opponent
 from dominoes_env.rendering import RENDER_MODES, TableRenderer
-from dominoes_env.seating import report_game
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -50,7 +50,7 @@ Opponent = Any
 #: sequence of n - 1 opponents, or a callable ``opponents(rng) -> sequence`` called at every
 #: reset with the env's generator (curricula, self-play against frozen copies); a callable
 #: with a ``report_game(drawn, seat, game_scores)`` method is told how each episode ended
-#: (:func:`dominoes_env.seating.report_game`).
+#: (:func:`dominoes_env.opponent_seats.report_game`).
 Opponents = str | Sequence[Opponent] | Callable[[np.random.Generator], Sequence[Opponent]]
 
 

@@ -30,7 +30,7 @@ from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig, TableRuleOptions, describe_table, table_of
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.rewards import illegal_action_penalty
-from dominoes_env.seating import OpponentSeats
+from dominoes_env.opponent_seats import OpponentSeats
 from dominoes_env.single_agent import ILLEGAL_ACTION_MODES, OBSERVATION_MODES, Opponent, _opponent_list
 from dominoes_env.vector import _SHOWN_ERRORS, SCORES, TOTALS, WENT_OUT, HandEnds, VectorDominoes
 
@@ -49,7 +49,7 @@ class SingleAgentVectorEnv(VectorEnv):
             sits k seats after the learner), or a callable ``opponents(rng)`` returning such a
             sequence, asked at every new game of every slot (per-game draws from
             ``baselines.OpponentPool.opponents``; its ``report_game`` hook, if any, is told
-            each game's result: :mod:`dominoes_env.seating`). Default ``"random"``. Named
+            each game's result: :mod:`dominoes_env.opponent_seats`). Default ``"random"``. Named
             policies are built at every seeded reset from the env's generator.
         num_players: as in :class:`~dominoes_env.SingleAgentEnv`, as are `highest_double`,
             `num_hands`, `seat` (``None``: a random learner seat in each game at each new game),

@@ -283,7 +283,7 @@ def test_bad_table_sizes_and_hands_are_refused():
 def test_the_default_league_is_the_original_one_plus_the_learned_players():
     names = [spec.name for spec, copies in default_policies(4, 9)]
     assert names == ["persistent_line", "double", "greedy", "random", "stupid", "td_lambda", "linear_sarsa",
-                     "lookahead", "champion"]
+                     "lookahead", "ppo", "champion"]
     assert default_policies(4, 9)[-1][0].label == "champion(simulations=32)"  # its fast setting
     assert all(copies == 4 for _, copies in default_policies(4, 9))
     # where no trained player ships (other tables), the league is the hand-crafted one

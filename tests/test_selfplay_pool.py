@@ -175,7 +175,7 @@ def test_the_single_agent_env_reports_each_episode_and_an_illegal_action_as_a_lo
 
 
 def test_a_callable_returning_new_objects_every_game_does_not_fill_the_memory():
-    from dominoes_env import seating
+    from dominoes_env import opponent_seats as seating
 
     vec = SingleAgentVectorEnv(4, lambda rng: [Counting(4, 9) for _ in range(3)])
     vec.reset(seed=0)

@@ -49,7 +49,7 @@ def test_a_cold_cache_shares_the_policies_with_a_helper_process_in_turns(monkeyp
     import time
 
     monkeypatch.setattr(warmup, "_cache_is_cold", lambda *_: True)
-    monkeypatch.setattr(warmup, "_cores", lambda: 2)
+    monkeypatch.setattr(warmup, "default_workers", lambda: 2)
     log = tmp_path / "turns.txt"
     original = warmup._play_once
 

@@ -17,25 +17,16 @@ from typing import Any
 
 from baselines.learning import options
 from baselines.learning.config import CURRICULUM, EVAL_OPPONENTS, HANDS, LearnerConfig
-from baselines.learning.options import SELF_PLAY, option
+from baselines.learning.options import SELF_PLAY, bounded, option
 from baselines.td_lambda.config import HIDDEN, VARIANT, TDLambdaConfig
-from dominoes_env.core import validation
-
-
-def _bounded_integer(low: int, high: int) -> Any:
-    return lambda name, value: validation.integer(name, value, low, high)
-
-
-def _bounded_real(low: float, high: float) -> Any:
-    return lambda name, value: validation.real(name, value, low, high)
 
 
 def _integer_option(flag: str, help: str, low: int, high: int) -> dict[str, Any]:
-    return option(flag, f"{help} ({low}-{high:,})", _bounded_integer(low, high), options.number)
+    return bounded(help, low, high, flag=flag)
 
 
 def _real_option(flag: str, help: str, low: float, high: float) -> dict[str, Any]:
-    return option(flag, f"{help} ({low:g}-{high:g})", _bounded_real(low, high), options.number)
+    return bounded(help, float(low), float(high), flag=flag)
 
 
 @dataclass(frozen=True)
@@ -51,9 +42,8 @@ class ChampionConfig(LearnerConfig):
     """Self-play hands to learn from (each generation plays `generation_hands` of them)."""
     curriculum: tuple[tuple[str, float], ...] = field(default=((SELF_PLAY, 1.0),), metadata=CURRICULUM)
     """Self-play only (the champion learns from its own searches): kept for the shared options."""
-    parallel_hands: int = field(default=8, metadata=option(
-        "--parallel-hands", "hands of one self-play task, played side by side on the batched engine (1-256)",
-        _bounded_integer(1, 256), options.number))
+    parallel_hands: int = field(default=8, metadata=bounded(
+        "hands of one self-play task, played side by side on the batched engine", 1, 256, flag="--parallel-hands"))
     """Hands one self-play task plays side by side on the batched engine (a task runs on one worker)."""
     eval_every: int = field(default=1_000, metadata=option(
         "--eval-every", "hands between evaluations (0: only at the end)", options.hands, options.number))

@@ -21,7 +21,6 @@ had compiled the engine) took 14.5 s and 15.0 s, alternating (``python benchmark
 from __future__ import annotations
 
 import multiprocessing
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import dominoes_env
+from baselines.harness.parallel import default_workers
 from baselines.harness.play import play_game
 from baselines.harness.threads import single_threaded_torch
 from baselines.policies import registry
@@ -58,7 +58,7 @@ def warm_up(policies: Sequence[PolicySpec], config: GameConfig, announce: Callab
     """
     distinct = list(dict.fromkeys(policies))
     with _announced_if_slow(announce, after_seconds):
-        if len(distinct) > 1 and _cores() > 1 and _cache_is_cold():
+        if len(distinct) > 1 and default_workers() > 1 and _cache_is_cold():
             context: Any = multiprocessing.get_context(start_method)  # typeshed's BaseContext lacks Process
             turns = distinct[::-1]
             taken = context.Value("i", 0)  # the next of `turns` to take, shared
@@ -107,13 +107,6 @@ def _cache_is_cold() -> bool:
     be compiled (a few hundredths of a second; loaded, it says the rules' cache is there)."""
     rules.cache_probe()
     return bool(rules.cache_probe.stats.cache_misses)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 @contextmanager

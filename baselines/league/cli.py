@@ -158,7 +158,7 @@ def _opening(games: int, done: int, hands: int, results: Any, backend: str) -> s
     resuming = f"resuming: {done} of the {games} games are in {results} already; " if done else ""
     first_look = f"; --games {max(1, games // 10)} for a first look" if games - done > 100 else ""
     return (f"{resuming}playing {games - done} games of {hands} hands into {results} ({backend} backend; the "
-            f"progress bar starts with the first finished games{first_look})")
+            f"progress bar and the time left start with the first finished games{first_look})")
 
 
 def _import_plotting_in_background() -> threading.Thread:

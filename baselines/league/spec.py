@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 # sits at its fast setting: at its default (400 simulations, about 30 ms a decision) it would
 # make the default league's 2,000 games take a quarter of an hour instead of a minute or two.
 DEFAULT_POLICIES: tuple[str, ...] = ("persistent_line", "double", "greedy", "random", "stupid")
-OPTIONAL_DEFAULT_POLICIES: tuple[str, ...] = ("td_lambda", "linear_sarsa", "lookahead", "champion(simulations=32)")
+OPTIONAL_DEFAULT_POLICIES: tuple[str, ...] = ("td_lambda", "linear_sarsa", "lookahead", "ppo",
+                                              "champion(simulations=32)")
 DEFAULT_COPIES = 4
 #: Most league entries (copies of all policies together).
 MAX_ENTRIES = specs.MAX_COPIES

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from dominoes_env.core import validation
-from dominoes_env.core.config import FIRST_PLAYERS, MAX_HIGHEST, MAX_PLAYERS, MIN_HIGHEST, MIN_PLAYERS
 
 SELF_PLAY = "self"  #: the curriculum's name for self-play: the learner in every seat
 MAX_HANDS = 10**9  #: hands of one run (and between evaluations)
@@ -166,21 +165,8 @@ def show_names(value: tuple[str, ...]) -> str:
 
 
 # --------------------------------------------------------------------------- the checks
-def players(name: str, value: Any) -> int:
-    return validation.integer(name, value, MIN_PLAYERS, MAX_PLAYERS, "players at the table")
-
-
-def highest(name: str, value: Any) -> int:
-    return validation.integer(name, value, MIN_HIGHEST, MAX_HIGHEST,
-                              f"the double-{MIN_HIGHEST} to double-{MAX_HIGHEST} sets")
-
-
 def flag(name: str, value: Any) -> bool:
     return validation.flag(name, value)
-
-
-def first_player(name: str, value: Any) -> str:
-    return validation.choice(name, value, FIRST_PLAYERS)
 
 
 def probability(name: str, value: Any) -> float:

@@ -251,7 +251,7 @@ class Drawn(list[Any]):
 
 class PoolOpponents:
     """What :meth:`OpponentPool.opponents` gives the single-agent views: a draw per game, and the
-    hook through which the views report each game's result (:mod:`dominoes_env.seating`)."""
+    hook through which the views report each game's result (:mod:`dominoes_env.opponent_seats`)."""
 
     def __init__(self, pool: OpponentPool, num_players: int) -> None:
         self.pool, self.others = pool, num_players - 1
