@@ -299,3 +299,12 @@ def test_every_docstring_reference_resolves():
             continue  # torch and SB3 import at their top; the torch and examples runs cover them
         _check_references(ast.parse(path.read_text()), module, None, unresolved)
     assert unresolved == []
+
+
+def test_no_function_is_longer_than_a_screen():
+    """A function of the packages fits on a screen (80 lines, docstring included), compiled kernels too:
+    a longer one does several jobs, and its parts want names."""
+    longest = {f"{module}.{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+               for module, path in MODULES.items() for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 80}
+    assert longest == set()

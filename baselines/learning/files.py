@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table, make_config, table_arguments
@@ -68,6 +70,18 @@ def file_version(checkpoint: str | os.PathLike[str] | None, shipped: Callable[[]
         raise ValueError(f"{what} {str(path)!r} {files.why_unreadable(error)}") from None
     stat = path.stat()
     return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def read_info(metadata: dict[str, str], refused: Callable[[str], ValueError]) -> dict[str, Any]:
+    """The ``info`` entry of a weights file's metadata (what run wrote it) as a dict; `refused(reason)`
+    makes the one-line error that names the file."""
+    try:
+        info = json.loads(metadata.get("info", "{}"))
+    except (TypeError, ValueError, RecursionError) as error:
+        raise refused(f"has an unreadable 'info' entry: {error}") from None
+    if not isinstance(info, dict):
+        raise refused(f"has an 'info' entry that is not a JSON object: {info!r}")
+    return info
 
 
 def ships(shipped: Callable[[GameConfig], Path], config: GameConfig) -> bool:

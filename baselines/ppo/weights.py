@@ -30,7 +30,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
-from baselines.learning.files import shipped_file, write_atomically
+from baselines.learning.files import read_info, shipped_file, write_atomically
 from baselines.ppo.config import MAX_LAYERS, MAX_WIDTH, PPOConfig
 from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table
@@ -189,7 +189,7 @@ def load_weights(path: str | os.PathLike[str], expected: GameConfig | None = Non
     problem = weights_problem(weights, config)
     if problem:
         raise refused(problem)
-    return PPOWeights(weights, config, _read_info(metadata, refused))
+    return PPOWeights(weights, config, read_info(metadata, refused))
 
 
 def _read_config(metadata: dict[str, str], expected: GameConfig | None,
@@ -206,16 +206,6 @@ def _read_config(metadata: dict[str, str], expected: GameConfig | None,
     if expected is not None and config.game != expected:
         raise refused(f"was trained for {describe_table(config.game)}, not {describe_table(expected)}")
     return config
-
-
-def _read_info(metadata: dict[str, str], refused: Callable[[str], ValueError]) -> dict[str, Any]:
-    try:
-        info = json.loads(metadata.get("info", "{}"))
-    except (TypeError, ValueError, RecursionError) as error:
-        raise refused(f"has an unreadable 'info' entry: {error}") from None
-    if not isinstance(info, dict):
-        raise refused(f"has an 'info' entry that is not a JSON object: {info!r}")
-    return info
 
 
 def shipped_weights(config: GameConfig) -> Path:

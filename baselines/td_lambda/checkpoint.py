@@ -30,7 +30,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
-from baselines.learning.files import SHIPPED_DIRECTORY, shipped_file, write_atomically
+from baselines.learning.files import SHIPPED_DIRECTORY, read_info, shipped_file, write_atomically
 from baselines.td_lambda.config import MAX_TRACE_BYTES, TDLambdaConfig
 from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table
@@ -169,7 +169,7 @@ def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = 
     problem = weights_problem(theta, config)
     if problem:
         raise refused(problem)
-    return Checkpoint(theta, config, _read_info(metadata, refused))
+    return Checkpoint(theta, config, read_info(metadata, refused))
 
 
 def _read_metadata(metadata: dict[str, str], tensors: set[str], expected: GameConfig | None,
@@ -187,16 +187,6 @@ def _read_metadata(metadata: dict[str, str], tensors: set[str], expected: GameCo
     if expected is not None and config.game != expected:
         raise refused(f"was trained for {describe_table(config.game)}, not {describe_table(expected)}")
     return config
-
-
-def _read_info(metadata: dict[str, str], refused: Callable[[str], ValueError]) -> dict[str, Any]:
-    try:
-        info = json.loads(metadata.get("info", "{}"))
-    except (TypeError, ValueError, RecursionError) as error:
-        raise refused(f"has an unreadable 'info' entry: {error}") from None
-    if not isinstance(info, dict):
-        raise refused(f"has an 'info' entry that is not a JSON object: {info!r}")
-    return info
 
 
 def shipped_checkpoint(config: GameConfig) -> Path:
