@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import shlex
 from pathlib import Path
 
 from baselines.cli import options
+from baselines.cli.learner import require_torch
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from baselines.ppo.config import DEVICES, PPOConfig
 from dominoes_env.core import validation
@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from baselines.learning.options import check_opponents
 
     check_opponents({name for name in config.opponents if name != "self"} | set(config.eval_opponents), ())
-    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("safetensors") is None:
-        raise ValueError("training needs torch and safetensors: pip install 'dominoes-env[torch]'")
+    require_torch()
     import torch
 
     if args.torch_threads is not None:
