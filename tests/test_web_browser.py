@@ -236,3 +236,25 @@ def test_the_page_follows_the_table_logs_the_moves_and_fits_the_window(server, b
     page.wait_for_selector("#directory:not(:empty)")
     assert missing == []
     page.close()
+
+
+def test_the_opponent_field_shows_the_answer_for_the_table_chosen_last(server, browser):
+    """Three changes of the table send three asks; when the answer to an earlier one comes back last, the
+    field still shows the default of the table the person chose last (a late answer used to overwrite it)."""
+    url, _, _ = server
+    page = browser.new_page()
+    page.goto(url + "/")
+    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    held = []  # the first ask waits for the test
+    page.route("**/api/players?players=6&highest=9*", lambda route: held.append(route))
+    page.select_option("#players", "6")
+    page.select_option("#highest", "12")
+    page.select_option("#rules", "mexican_train")
+    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    assert len(held) == 1
+    with page.expect_response("**/api/players?players=6&highest=9*"):
+        held[0].continue_()  # 6 players double-nine by the draw rules: persistent_line's table
+    page.evaluate("() => new Promise(requestAnimationFrame)")
+    assert page.evaluate("document.body.dataset.defaultOpponent") == "champion"
+    assert page.input_value("#opponent") == "champion"
+    page.close()

@@ -34,9 +34,14 @@ async function setUp() {
 }
 
 // The opponents follow the table: the shipped players that play it, the strongest of them in the field.
+// Changing three fields sends three asks whose answers may come back in any order: only the answer to
+// the latest ask is shown, so the field never settles on a table the person has already left.
+let offersAsked = 0;
 async function refreshOffers() {
+  const ask = ++offersAsked;
   const query = `?players=${$("players").value}&highest=${$("highest").value}&rules=${$("rules").value}`;
   const offered = await api("GET", `/api/players${query}`);
+  if (ask !== offersAsked) return;
   $("offered").replaceChildren(...offered.players.map((name) => new Option(name, name)));
   $("opponent").value = offered.default;
   document.body.dataset.defaultOpponent = offered.default;
