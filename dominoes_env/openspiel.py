@@ -41,13 +41,13 @@ import pyspiel
 
 from dominoes_env.core import actions, rules
 from dominoes_env.core.config import (
-    FIRST_PLAYERS,
     MAX_HANDS_PER_GAME,
     MAX_HIGHEST,
     MAX_PLAYERS,
     MIN_HIGHEST,
     MIN_PLAYERS,
     RULE_SETS,
+    TABLE_RULES,
     GameConfig,
     describe_table,
     make_config,
@@ -59,8 +59,8 @@ from dominoes_env.core.state import HandState, engine_value_for_hand
 
 SHORT_NAME = "python_dominoes_env"
 #: The game's parameters and their defaults (4 players, double-nine, the rule book, one hand).
-PARAMETERS: dict[str, Any] = {"players": 4, "highest_double": 9, "rules": "rule_book", "boneyard": False,
-                              "cover_doubles": False, "first_player": "engine_holder", "hands": 1}
+PARAMETERS: dict[str, Any] = {"players": 4, "highest_double": 9, "rules": "rule_book",
+                              **{rule.name: rule.default for rule in TABLE_RULES}, "hands": 1}
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -92,19 +92,20 @@ def table_of(params: dict[str, Any]) -> tuple[GameConfig, int]:
     rules_name = values["rules"]
     if rules_name not in RULE_SETS:
         raise ValueError(f"{SHORT_NAME}: rules={rules_name!r} is not a rule set; known: {sorted(RULE_SETS)}")
-    options = {"boneyard": values["boneyard"] or None, "cover_doubles": values["cover_doubles"] or None,
-               "first_player": None if values["first_player"] == "engine_holder" else values["first_player"]}
-    if values["first_player"] not in FIRST_PLAYERS:
-        raise ValueError(f"{SHORT_NAME}: first_player={values['first_player']!r}; known: {list(FIRST_PLAYERS)}")
-    given = {key: value for key, value in options.items() if value is not None}
+    for rule in TABLE_RULES:
+        if values[rule.name] not in rule.values:
+            raise ValueError(f"{SHORT_NAME}: {rule.name}={values[rule.name]!r}; known: {list(rule.values)}")
+    # A rule at the rule book's value is left to the preset, so that rules=mexican_train stands.
+    given = {rule.name: values[rule.name] for rule in TABLE_RULES if values[rule.name] != rule.default}
     if not 1 <= int(values["hands"]) <= MAX_HANDS_PER_GAME:
         raise ValueError(f"{SHORT_NAME}: hands must be from 1 to {MAX_HANDS_PER_GAME}, got {values['hands']}")
     for name, low, high in (("players", MIN_PLAYERS, MAX_PLAYERS), ("highest_double", MIN_HIGHEST, MAX_HIGHEST)):
         if not low <= int(values[name]) <= high:
             raise ValueError(f"{SHORT_NAME}: {name} must be from {low} to {high}, got {values[name]}")
-    named = None if rules_name == "rule_book" and given else rules_name
+    if not (rules_name == "rule_book" and given):  # the rule book's preset is no preset beside a rule
+        given["rules"] = rules_name
     try:
-        config = make_config(int(values["players"]), int(values["highest_double"]), rules=named, **given)
+        config = make_config(int(values["players"]), int(values["highest_double"]), **given)
     except ValueError as error:
         raise ValueError(f"{SHORT_NAME}: {str(error).splitlines()[0]}") from None
     return config, int(values["hands"])

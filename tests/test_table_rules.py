@@ -23,7 +23,7 @@ from baselines.league.results import results_path
 from baselines.league.spec import LeagueError, make_spec, parse_policy_arguments
 from dominoes_env.core import HandState, IllegalActionError, make_config
 from dominoes_env.core.afterstate import afterstate
-from dominoes_env.core.config import boneyard_deal_size, boneyard_table, table_arguments
+from dominoes_env.core.config import TABLE_RULE_NAMES, boneyard_deal_size, boneyard_table, table_arguments
 
 BONEYARD = make_config(3, 6, boneyard=True)  # T = 28, pass = 112, draw = 113
 COVER = make_config(3, 6, cover_doubles=True)
@@ -309,7 +309,8 @@ def test_evaluate_and_the_league_take_the_table_rules(tmp_path, capsys):
                  "--hands-per-game", "2", "--games", "6", "--out", str(out), "--no-progress"]
     assert dominoes([*arguments, "--boneyard"]) == 0
     header = json.loads(results_path(out).read_text().splitlines()[0])
-    assert header["league"]["rules"] == {"boneyard": True, "cover_doubles": False, "first_player": "engine_holder"}
+    assert make_config(3, 6, **header["league"]["rules"]) == make_config(3, 6, boneyard=True)  # every rule recorded
+    assert set(header["league"]["rules"]) == set(TABLE_RULE_NAMES)
     assert "--boneyard" in (out / "ratings.md").read_text()  # the command that plays it again
     capsys.readouterr()
     before = results_path(out).read_bytes()

@@ -11,12 +11,12 @@ import argparse
 
 from dominoes_env.core import validation
 from dominoes_env.core.config import (
-    FIRST_PLAYERS,
     MAX_HIGHEST,
     MAX_PLAYERS,
     MIN_HIGHEST,
     MIN_PLAYERS,
     RULE_SETS,
+    TABLE_RULES,
     GameConfig,
     make_config,
 )
@@ -33,13 +33,11 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", choices=sorted(RULE_SETS), default=None,
                         help="a named rule set: mexican_train (a boneyard and covered doubles, the game most "
                              "people play with --highest 12) or rule_book (the default)")
-    parser.add_argument("--boneyard", action="store_true", default=None,
-                        help="table rule: deal part of the set, keep the rest face down; a player who cannot "
-                             "play draws one tile")
-    parser.add_argument("--cover-doubles", action="store_true", default=None,
-                        help="table rule: a double must be covered before any other move")
-    parser.add_argument("--first-player", choices=FIRST_PLAYERS, default=None,
-                        help="who moves first: the engine's holder (default) or the player after it")
+    for rule in TABLE_RULES:  # one option each, as dominoes_env.core.config declares them
+        if rule.is_switch:
+            parser.add_argument(rule.option, action="store_true", default=None, help=f"table rule: {rule.help}")
+        else:
+            parser.add_argument(rule.option, choices=rule.values, default=None, help=f"table rule: {rule.help}")
 
 
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -50,8 +48,8 @@ def table(args: argparse.Namespace) -> GameConfig:
     """The table the options ask for, or a ValueError naming the option."""
     validation.integer("--players", args.players, MIN_PLAYERS, MAX_PLAYERS)
     validation.integer("--highest", args.highest, MIN_HIGHEST, MAX_HIGHEST)
-    return make_config(args.players, args.highest, rules=args.rules, boneyard=args.boneyard,
-                       cover_doubles=args.cover_doubles, first_player=args.first_player)
+    given = {rule.name: getattr(args, rule.name) for rule in TABLE_RULES}
+    return make_config(args.players, args.highest, rules=args.rules, **given)
 
 
 def seed(args: argparse.Namespace) -> int:

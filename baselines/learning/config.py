@@ -22,11 +22,23 @@ import numpy as np
 
 from baselines.learning import options
 from baselines.learning.options import SELF_PLAY, Option, option
-from dominoes_env.core.config import GameConfig, TableRules, make_config
+from dominoes_env.core.config import TABLE_RULE_NAMES, GameConfig, make_config
 
 Config = TypeVar("Config", bound="LearnerConfig")
 #: The table's fields as a file holds them (flat, as before the table was one value)
-TABLE_FIELDS = ("num_players", "highest_double", *TableRules.__annotations__)
+TABLE_FIELDS = ("num_players", "highest_double", *TABLE_RULE_NAMES)
+
+
+def table_from_fields(values: dict[str, Any]) -> tuple[GameConfig, dict[str, Any]]:
+    """The table a file's flat fields give, and its other fields. A table rule the file lacks is at
+    the rule book's value: the weights were trained before the rule existed, so under the rule book.
+
+    Raises:
+        ValueError: a size or rule out of bounds.
+    """
+    rest = dict(values)
+    table = {name: rest.pop(name) for name in TABLE_FIELDS if name in rest}
+    return make_config(**table), rest
 
 CURRICULUM = option("--curriculum", "stages in order as OPPONENT:SHARE of --hands, comma-separated; 'self' is "
                     "self-play, 'a+b' alternates opponent kinds over the tables", options.curriculum,
@@ -109,8 +121,9 @@ class LearnerConfig:
     #: of a "+" combination or an evaluation opponent
     SPECIAL_STAGES: ClassVar[tuple[str, ...]] = (SELF_PLAY,)
 
-    #: fields that files written before they existed lack; they take their defaults when read
-    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = ()
+    #: fields that files written before they existed lack; they take their defaults when read (the
+    #: table rules: files from before a rule existed play the rule book's value, 0.2.0 had none)
+    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = TABLE_RULE_NAMES
 
     def opponent_names(self) -> set[str]:
         """Every policy name the run plays against (curriculum and evaluation). A special stage
@@ -157,9 +170,8 @@ class LearnerConfig:
         missing = sorted(names - set(values) - set(cls.OPTIONAL_IN_FILES))
         if missing:
             raise ValueError(f"missing configuration field(s) {missing}")
-        values = dict(values)
-        table = {name: values.pop(name) for name in TABLE_FIELDS if name in values}
-        config = cls(game=make_config(**table), **values)
+        game, rest = table_from_fields(values)
+        config = cls(game=game, **rest)
         options.check_opponents(config.opponent_names(), cls.SPECIAL_STAGES, every_known=True)
         return config
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from baselines.learning import options
-from baselines.learning.config import TABLE_FIELDS
+from baselines.learning.config import TABLE_FIELDS, table_from_fields
 from baselines.learning.options import bounded, option
 from dominoes_env.core import validation
-from dominoes_env.core.config import GameConfig, make_config
+from dominoes_env.core.config import TABLE_RULE_NAMES, GameConfig, make_config
 from dominoes_env.core.observation import observation_layout
 from dominoes_env.core.rewards import REWARD_MODES
 
@@ -191,14 +191,14 @@ class PPOConfig:
         if not isinstance(values, dict):
             raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")
         names = {spec.name for spec in fields(cls) if spec.name != "game"} | set(TABLE_FIELDS)
-        unknown, missing = sorted(set(values) - names), sorted(names - set(values))
+        unknown = sorted(set(values) - names)
+        missing = sorted(names - set(values) - set(TABLE_RULE_NAMES))  # a rule newer than the file: the rule book's
         if unknown or missing:
             raise ValueError(f"unknown configuration field(s) {unknown}, missing {missing}" if unknown and missing
                              else f"unknown configuration field(s) {unknown}" if unknown
                              else f"missing configuration field(s) {missing}")
-        values = dict(values)
-        table = {name: values.pop(name) for name in TABLE_FIELDS}
-        return cls(game=make_config(**table), **values)
+        game, rest = table_from_fields(values)
+        return cls(game=game, **rest)
 
     @classmethod
     def from_json(cls, text: str) -> PPOConfig:

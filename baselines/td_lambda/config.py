@@ -13,7 +13,7 @@ from a checkpoint) can ask for an absurd allocation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from baselines.learning import options
 from baselines.learning.config import LearnerConfig
@@ -21,7 +21,6 @@ from baselines.learning.options import SELF_PLAY, option, parse_curriculum
 from baselines.td_lambda.architecture import Architecture
 from baselines.td_lambda.features import VARIANTS, input_size
 from dominoes_env.core import validation
-from dominoes_env.core.config import TableRules
 
 __all__ = ["SELF_PLAY", "TDLambdaConfig", "parse_curriculum"]
 
@@ -113,9 +112,6 @@ class TDLambdaConfig(LearnerConfig):
     def architecture(self) -> Architecture:
         """The network's shape: its input size (from the variant and the table) and hidden widths."""
         return Architecture(input_size(self.game, self.variant), self.hidden_sizes)
-
-    #: checkpoints written before the table rules (0.2.0) play the rule book's game
-    OPTIONAL_IN_FILES: ClassVar[tuple[str, ...]] = tuple(TableRules.__annotations__)
 
     @classmethod
     def from_dict(cls, values: Any) -> TDLambdaConfig:

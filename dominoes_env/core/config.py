@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from dominoes_env.core import validation
 from dominoes_env.core.tiles import TileSet, tile_set
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
 MIN_HIGHEST, MAX_HIGHEST = 6, 18
 MAX_HANDS_PER_GAME = 1000  # a full game is N+1 hands; longer games wrap around the engines
 MAX_HAND_INDEX = MAX_HANDS_PER_GAME - 1  #: a hand's number in its game: 0 to this, wherever one is taken
-FIRST_PLAYERS = ("engine_holder", "left_of_engine")
 
 #: Named rule sets: presets of the table rules, by the names players use. "mexican_train" is the
 #: game most people play (with a double-twelve set): a boneyard, and doubles that must be covered.
@@ -54,18 +56,76 @@ def boneyard_table() -> str:
     return "\n".join(rows)
 
 
-class TableRules(TypedDict):
-    """The table rules as keyword arguments (of make_config, the envs, evaluate, the league)."""
+@dataclass(frozen=True)
+class TableRule:
+    """One table rule, declared once in :data:`TABLE_RULES`: its keyword, its option on the command
+    line, its values, its help and its words are read from here by the config, the command line,
+    OpenSpiel's parameters and the docs' option table.
 
-    boneyard: bool
-    cover_doubles: bool
-    first_player: str
+    ``values`` holds the rule book's value first, then the other one: the compiled engine keeps
+    each table rule as one bit of its ``RULES`` header slot, the constant ``engine_flag`` names in
+    :mod:`dominoes_env.core.rules`, set when the rule is not at the rule book's value.
+    """
+
+    name: str  #: the keyword of make_config, the envs and the files, e.g. "cover_doubles"
+    values: tuple[Any, Any]  #: (the rule book's value, the other one)
+    help: str  #: one line, for ``--help`` and the docs
+    words: str  #: how a table with the rule on is described, e.g. "doubles covered"
+    engine_flag: str  #: the bit's constant in dominoes_env.core.rules
+
+    @property
+    def default(self) -> Any:
+        return self.values[0]
+
+    @property
+    def is_switch(self) -> bool:
+        """A rule that is on or off (a command-line flag) rather than a choice between two names."""
+        return self.values == (False, True)
+
+    @property
+    def option(self) -> str:
+        """The command line's spelling, e.g. "--cover-doubles"."""
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        """The value if it is one of the rule's, else a ValueError that lists them."""
+        if self.is_switch:
+            return validation.flag(self.name, value)
+        return validation.choice(self.name, value, self.values)
+
+
+#: The table rules, each in one row: a new rule is a row here, its field in :class:`GameConfig`
+#: and :class:`TableRuleOptions` (typed copies for mypy; tests/test_table_rule_list.py checks they
+#: agree), and its engine code. Everything else (validation, words, command-line options,
+#: OpenSpiel's parameters, the docs' table) is derived from this list.
+TABLE_RULES: tuple[TableRule, ...] = (
+    TableRule("boneyard", (False, True),
+              "deal part of the set, keep the rest face down; a player who cannot play draws one tile",
+              "boneyard", "BONEYARD_RULE"),
+    TableRule("cover_doubles", (False, True), "a double must be covered before any other move",
+              "doubles covered", "COVER_DOUBLES_RULE"),
+    TableRule("first_player", ("engine_holder", "left_of_engine"),
+              "who moves first: the engine's holder (default) or the player after it",
+              "left of the engine starts", "LEFT_OF_ENGINE_RULE"),
+)
+TABLE_RULE_NAMES = tuple(rule.name for rule in TABLE_RULES)
+FIRST_PLAYERS = TABLE_RULES[TABLE_RULE_NAMES.index("first_player")].values
+
+
+def table_rule_options() -> str:
+    """The table rules as a Markdown table (keyword, command-line option, values, meaning), as
+    docs/table_rules.md prints it: derived from :data:`TABLE_RULES`, so the docs cannot drift."""
+    rows = ["| keyword | command line | values (the rule book's first) | the rule |", "|---|---|---|---|"]
+    for rule in TABLE_RULES:
+        values = ", ".join(f"`{value!r}`" for value in rule.values)
+        option = f"`{rule.option}`" if rule.is_switch else f"`{rule.option} {rule.values[1]}`"
+        rows.append(f"| `{rule.name}` | {option} | {values} | {rule.help} |")
+    return "\n".join(rows)
 
 
 class TableRuleOptions(TypedDict, total=False):
-    """The table rules a view takes as keywords (``**table_rules``), each optional: the one typed
-    place where the views' signatures name them. A new table rule is added here and in
-    :class:`TableRules`, :class:`GameConfig` and :func:`make_config`. ``rules`` names a preset
+    """The table rules as keywords (``**table_rules`` of make_config and every view), each optional:
+    the typed copy of :data:`TABLE_RULES` that the signatures name. ``rules`` names a preset
     (:data:`RULE_SETS`), e.g. ``rules="mexican_train"``."""
 
     rules: str
@@ -89,7 +149,8 @@ class GameConfig:
       "left_of_engine" (the player after it).
 
     Construct through :func:`make_config`, which refuses combinations the rules do not
-    allow with a ValueError that says what is possible.
+    allow with a ValueError that says what is possible. The rule fields are the typed copy of
+    :data:`TABLE_RULES` (same names, same order, the rule book's values as defaults).
     """
 
     num_players: int
@@ -127,7 +188,7 @@ class GameConfig:
     @property
     def is_default(self) -> bool:
         """Whether the table rules are the rule book's own (no option set)."""
-        return not self.boneyard and not self.cover_doubles and self.first_player == "engine_holder"
+        return all(value == rule.default for rule, value in zip(TABLE_RULES, self.rules().values()))
 
     @property
     def deal_size(self) -> int:
@@ -154,17 +215,19 @@ class GameConfig:
         """The table rules as the compiled engine's flags (its ``RULES`` header slot)."""
         from dominoes_env.core import rules  # numba kernels: imported when first needed
 
-        return ((rules.BONEYARD_RULE if self.boneyard else 0) | (rules.COVER_DOUBLES_RULE if self.cover_doubles else 0)
-                | (rules.LEFT_OF_ENGINE_RULE if self.first_player == "left_of_engine" else 0))
+        flags = 0
+        for rule, value in zip(TABLE_RULES, self.rules().values()):
+            flags |= getattr(rules, rule.engine_flag) if value != rule.default else 0
+        return flags
 
     @property
     def rule_set(self) -> str | None:
         """The name of the preset these table rules are (:data:`RULE_SETS`, the engine's holder
         moving first), or None."""
-        mine = {"boneyard": self.boneyard, "cover_doubles": self.cover_doubles}
-        if self.first_player != "engine_holder":
-            return None
-        return next((name for name, preset in RULE_SETS.items() if preset == mine), None)
+        mine = self.rules()
+        return next((name for name, preset in RULE_SETS.items()
+                     if all(mine[rule.name] == preset.get(rule.name, rule.default)  # type: ignore[literal-required]
+                            for rule in TABLE_RULES)), None)
 
     @property
     def shared_line(self) -> str:
@@ -174,13 +237,13 @@ class GameConfig:
 
     def rules_text(self) -> str:
         """The table rules in words, e.g. "boneyard, doubles covered" or "rule book"."""
-        parts = (["boneyard"] if self.boneyard else []) + (["doubles covered"] if self.cover_doubles else []) + \
-            (["left of the engine starts"] if self.first_player == "left_of_engine" else [])
-        return ", ".join(parts) or "rule book"
+        on = [rule.words for rule, value in zip(TABLE_RULES, self.rules().values()) if value != rule.default]
+        return ", ".join(on) or "rule book"
 
-    def rules(self) -> TableRules:
-        """The table rules as keyword arguments of :func:`make_config` (for files and records)."""
-        return {"boneyard": self.boneyard, "cover_doubles": self.cover_doubles, "first_player": self.first_player}
+    def rules(self) -> TableRuleOptions:
+        """The table rules as keyword arguments of :func:`make_config` (for files and records), every
+        rule of :data:`TABLE_RULES` in its order."""
+        return {rule.name: getattr(self, rule.name) for rule in TABLE_RULES}  # type: ignore[return-value]
 
     def options(self) -> dict[str, Any]:
         """The whole table as keyword arguments of :func:`make_config` and of every env
@@ -205,30 +268,41 @@ class GameConfig:
         return n * (n + 1) * (n + 2) // 2
 
 
-def make_config(num_players: int = 4, highest_double: int = 9, *, rules: str | None = None,
-                boneyard: bool | None = None, cover_doubles: bool | None = None,
-                first_player: str | None = None) -> GameConfig:
+def _known_keywords(table_rules: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The keywords as given, or a TypeError that names those that are no table rule."""
+    unknown = sorted(set(table_rules) - set(TableRuleOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {unknown}; the table rules are "
+                        f"{sorted(TableRuleOptions.__annotations__)}")
+    return table_rules
+
+
+def make_config(num_players: int = 4, highest_double: int = 9, **table_rules: Unpack[TableRuleOptions]) -> GameConfig:
     """Validate a table size and its table rules and return the GameConfig.
 
-    `rules` names a preset of the options (:data:`RULE_SETS`: "rule_book", the default, or
-    "mexican_train": boneyard and covered doubles); an option given beside it must agree with it,
-    so ``make_config(6, 12, rules="mexican_train", first_player="left_of_engine")`` is fine and
+    The table rules are keywords (:data:`TABLE_RULES`: ``boneyard``, ``cover_doubles``,
+    ``first_player``; None or absent is the rule book's value). ``rules`` names a preset of them
+    (:data:`RULE_SETS`: "rule_book", the default, or "mexican_train": boneyard and covered
+    doubles); a rule given beside it must agree with it, so
+    ``make_config(6, 12, rules="mexican_train", first_player="left_of_engine")`` is fine and
     ``boneyard=False`` beside "mexican_train" is refused.
 
     Raises:
+        TypeError: a keyword that is no table rule (the message lists them).
         ValueError: if the number of players is outside 2..8, the set is outside
             double-6..double-18, the set cannot give each player a tile besides the engine,
-            an option is not one of its values, or an option contradicts the named rule set.
+            a rule is not one of its values, or a rule contradicts the named rule set.
     """
-    preset = RULE_SETS[validation.choice("rules", rules, RULE_SETS)] if rules is not None else {}
-    given = {"boneyard": boneyard, "cover_doubles": cover_doubles, "first_player": first_player}
-    for option, value in given.items():
-        if value is not None and option in preset and value != preset[option]:
-            raise ValueError(f"rules={rules!r} sets {option}={preset[option]!r}; leave {option} out or "
+    given: dict[str, Any] = dict(_known_keywords(table_rules))
+    named = given.pop("rules", None)
+    preset = RULE_SETS[validation.choice("rules", named, RULE_SETS)] if named is not None else {}
+    values = {}
+    for rule in TABLE_RULES:
+        value = given.get(rule.name)
+        if value is not None and rule.name in preset and value != preset[rule.name]:
+            raise ValueError(f"rules={named!r} sets {rule.name}={preset[rule.name]!r}; leave {rule.name} out or "
                              f"choose other rules (the rule sets: {sorted(RULE_SETS)})")
-    boneyard = preset.get("boneyard", False) if boneyard is None else boneyard
-    cover_doubles = preset.get("cover_doubles", False) if cover_doubles is None else cover_doubles
-    first_player = preset.get("first_player", "engine_holder") if first_player is None else first_player
+        values[rule.name] = rule.check(preset.get(rule.name, rule.default) if value is None else value)
     num_players = validation.integer("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS, "players at the table")
     highest_double = validation.integer("highest_double", highest_double, MIN_HIGHEST, MAX_HIGHEST,
                                         f"the double-{MIN_HIGHEST} to double-{MAX_HIGHEST} sets")
@@ -240,9 +314,7 @@ def make_config(num_players: int = 4, highest_double: int = 9, *, rules: str | N
             f"{num_players} players a tile besides the engine; use at most "
             f"{num_tiles // 2} players or a larger set"
         )
-    return GameConfig(num_players, highest_double, validation.flag("boneyard", boneyard),
-                      validation.flag("cover_doubles", cover_doubles),
-                      validation.choice("first_player", first_player, FIRST_PLAYERS))
+    return GameConfig(num_players, highest_double, **values)
 
 
 def table_of(num_players: int | GameConfig, highest_double: int = 9,
@@ -255,11 +327,7 @@ def table_of(num_players: int | GameConfig, highest_double: int = 9,
             both in a GameConfig and as keywords.
         ValueError: a bad size or rule value.
     """
-    rules = dict(table_rules or {})
-    unknown = sorted(set(rules) - set(TableRuleOptions.__annotations__))
-    if unknown:
-        raise TypeError(f"unexpected keyword argument(s) {unknown}; the table rules are "
-                        f"{sorted(TableRuleOptions.__annotations__)}")
+    rules: dict[str, Any] = dict(_known_keywords(table_rules or {}))
     if isinstance(num_players, GameConfig):
         if rules:
             raise TypeError("give the table rules in the GameConfig or as keywords, not both")
@@ -282,8 +350,9 @@ def table_arguments(config: GameConfig, size: bool = True) -> str:
     sized = f" --players {config.num_players} --highest {config.highest_double}" if size else ""
     if config.rule_set == "mexican_train":
         return sized + " --rules mexican_train"
-    return (sized + (" --boneyard" if config.boneyard else "") + (" --cover-doubles" if config.cover_doubles else "")
-            + (f" --first-player {config.first_player}" if config.first_player != "engine_holder" else ""))
+    options = [rule.option if rule.is_switch else f"{rule.option} {value}"
+               for rule, value in zip(TABLE_RULES, config.rules().values()) if value != rule.default]
+    return sized + "".join(" " + option for option in options)
 
 
 def config_of(table: int | GameConfig, highest_double: int = 9) -> GameConfig:
