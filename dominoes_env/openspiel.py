@@ -40,18 +40,8 @@ import numpy as np
 import pyspiel
 
 from dominoes_env.core import actions, rules
-from dominoes_env.core.config import (
-    MAX_HANDS_PER_GAME,
-    MAX_HIGHEST,
-    MAX_PLAYERS,
-    MIN_HIGHEST,
-    MIN_PLAYERS,
-    RULE_SETS,
-    TABLE_RULES,
-    GameConfig,
-    describe_table,
-    make_config,
-)
+from dominoes_env.core import config as tables
+from dominoes_env.core.config import GameConfig, describe_table, make_config
 from dominoes_env.core.hidden import BONEYARD, KnowledgeTracker, knowledge_of_sizes, sample_deals
 from dominoes_env.core.observation import Observer, observation_layout
 from dominoes_env.core.render import render_table
@@ -60,7 +50,7 @@ from dominoes_env.core.state import HandState, engine_value_for_hand
 SHORT_NAME = "python_dominoes_env"
 #: The game's parameters and their defaults (4 players, double-nine, the rule book, one hand).
 PARAMETERS: dict[str, Any] = {"players": 4, "highest_double": 9, "rules": "rule_book",
-                              **{rule.name: rule.default for rule in TABLE_RULES}, "hands": 1}
+                              **{rule.name: rule.default for rule in tables.TABLE_RULES}, "hands": 1}
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -70,8 +60,8 @@ GAME_TYPE = pyspiel.GameType(
     information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
     utility=pyspiel.GameType.Utility.GENERAL_SUM,
     reward_model=pyspiel.GameType.RewardModel.REWARDS,
-    max_num_players=MAX_PLAYERS,
-    min_num_players=MIN_PLAYERS,
+    max_num_players=tables.MAX_PLAYERS,
+    min_num_players=tables.MIN_PLAYERS,
     provides_information_state_string=True,
     provides_information_state_tensor=True,
     provides_observation_string=True,
@@ -90,16 +80,14 @@ def table_of(params: dict[str, Any]) -> tuple[GameConfig, int]:
         raise ValueError(f"{SHORT_NAME}: unknown parameter(s) {unknown}; its parameters: {sorted(PARAMETERS)}")
     values = {**PARAMETERS, **params}
     rules_name = values["rules"]
-    if rules_name not in RULE_SETS:
-        raise ValueError(f"{SHORT_NAME}: rules={rules_name!r} is not a rule set; known: {sorted(RULE_SETS)}")
-    for rule in TABLE_RULES:
-        if values[rule.name] not in rule.values:
-            raise ValueError(f"{SHORT_NAME}: {rule.name}={values[rule.name]!r}; known: {list(rule.values)}")
+    if rules_name not in tables.RULE_SETS:
+        raise ValueError(f"{SHORT_NAME}: rules={rules_name!r} is not a rule set; known: {sorted(tables.RULE_SETS)}")
     # A rule at the rule book's value is left to the preset, so that rules=mexican_train stands.
-    given = {rule.name: values[rule.name] for rule in TABLE_RULES if values[rule.name] != rule.default}
-    if not 1 <= int(values["hands"]) <= MAX_HANDS_PER_GAME:
-        raise ValueError(f"{SHORT_NAME}: hands must be from 1 to {MAX_HANDS_PER_GAME}, got {values['hands']}")
-    for name, low, high in (("players", MIN_PLAYERS, MAX_PLAYERS), ("highest_double", MIN_HIGHEST, MAX_HIGHEST)):
+    given = {rule.name: values[rule.name] for rule in tables.TABLE_RULES if values[rule.name] != rule.default}
+    if not 1 <= int(values["hands"]) <= tables.MAX_HANDS_PER_GAME:
+        raise ValueError(f"{SHORT_NAME}: hands must be from 1 to {tables.MAX_HANDS_PER_GAME}, got {values['hands']}")
+    for name, low, high in (("players", tables.MIN_PLAYERS, tables.MAX_PLAYERS),
+                            ("highest_double", tables.MIN_HIGHEST, tables.MAX_HIGHEST)):
         if not low <= int(values[name]) <= high:
             raise ValueError(f"{SHORT_NAME}: {name} must be from {low} to {high}, got {values[name]}")
     if not (rules_name == "rule_book" and given):  # the rule book's preset is no preset beside a rule

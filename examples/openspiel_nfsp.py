@@ -34,7 +34,7 @@ import torch
 from open_spiel.python import rl_environment
 from open_spiel.python.pytorch import dqn, nfsp
 from rating import SavedRun, rate
-from settings_cli import add_options, add_run_options, check_run_options, read_options
+from settings_cli import parse_run
 
 import dominoes_env.openspiel  # noqa: F401  (registers python_dominoes_env)
 from baselines.adapters import FunctionPolicy
@@ -130,13 +130,8 @@ def load(path: Path) -> FunctionPolicy:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_run_options(parser, DEFAULT_STEPS, Path("runs/openspiel_nfsp/average_policy.pt"))
-    add_options(parser, Settings)
-    args = parser.parse_args(argv)
-    check_run_options(parser, args)
-    args.settings = read_options(parser, args, Settings)
-    return args
+    return parse_run(argv, __doc__.split("\n")[0], DEFAULT_STEPS, Path("runs/openspiel_nfsp/average_policy.pt"),
+                     Settings)[1]
 
 
 def main(argv: Sequence[str] | None = None) -> SavedRun:

@@ -50,12 +50,11 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
-from settings_cli import add_bench_option
+from settings_cli import add_table_and_rating_options, check_table_and_rating_options
 
 from baselines.adapters import FunctionPolicy
 from baselines.adapters.rllib import DominoesMultiAgentEnv, env_config
-from baselines.cli.options import add_table_options, count
-from baselines.cli.options import table as read_table
+from baselines.cli.options import count
 from dominoes_env import GameConfig
 
 POLICY = "shared"  # the one policy every seat maps to
@@ -69,7 +68,7 @@ MINIBATCH = 256  # steps per gradient step
 GAMMA, LAMBDA = 1.0, 0.95
 ENTROPY_COEFF = 0.01
 
-MAX_ITERATIONS, MAX_BATCH_SIZE, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
+MAX_ITERATIONS, MAX_BATCH_SIZE = 100_000, 1_000_000
 
 
 def make_config(batch_size: int, seed: int, table: GameConfig = DEFAULT_TABLE) -> PPOConfig:
@@ -135,22 +134,15 @@ def _log(result: dict, seconds: float, num_players: int) -> IterationLog:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_table_options(parser)  # --players, --highest, --rules ..., as the dominoes commands take them
+    add_table_and_rating_options(parser)  # the table as the dominoes commands take it, --seed, --eval-hands ...
     parser.add_argument("--iterations", type=int, default=5, help="algo.train() calls (default 5)")
     parser.add_argument("--batch-size", type=int, default=2000,
                         help="env steps (one move each) per iteration (default 2000: about 35 hands)")
-    parser.add_argument("--eval-hands", type=int, default=2000,
-                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
-                             "at 4 players)")
-    add_bench_option(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seeds RLlib and the rating's deals (default 0)")
     args = parser.parse_args(argv)
+    check_table_and_rating_options(parser, args)
     try:
-        args.table = read_table(args)
         count("--iterations", args.iterations, 1, MAX_ITERATIONS)
         count("--batch-size", args.batch_size, MINIBATCH, MAX_BATCH_SIZE)
-        count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
-        count("--seed", args.seed, 0, 2**32 - 1)  # RLlib seeds NumPy's legacy generator: 32-bit seeds
     except ValueError as error:
         parser.error(str(error))
     return args
@@ -176,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
         ray.shutdown()
     label = f"rllib_ppo({sum(log.env_steps for log in logs)} steps)"
     agent = FunctionPolicy(args.table, predict=greedy_predict(module), label=label, one_hand=True)
-    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table,
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.rating_seed, table=args.table,
                                                    bench_mode=args.bench))
 
 

@@ -39,7 +39,7 @@ import torch
 from rating import DEFAULT_TABLE, SavedRun, rate
 from sb3_contrib import MaskablePPO
 from sb3_progress import ProgressLine
-from settings_cli import add_options, add_run_options, check_run_options, read_options
+from settings_cli import parse_run
 from stable_baselines3.common.monitor import Monitor
 
 from baselines import make_policy
@@ -91,13 +91,8 @@ def train(steps: int, seed: int, settings: PPOSettings = PPOSettings(), table: G
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_run_options(parser, DEFAULT_STEPS, Path("runs/sb3_maskable_ppo/model.zip"))
-    add_options(parser, PPOSettings)
-    args = parser.parse_args(argv)
-    check_run_options(parser, args)
-    args.settings = read_options(parser, args, PPOSettings)
-    return args
+    return parse_run(argv, __doc__.split("\n")[0], DEFAULT_STEPS, Path("runs/sb3_maskable_ppo/model.zip"),
+                     PPOSettings)[1]
 
 
 def main(argv: Sequence[str] | None = None) -> SavedRun:

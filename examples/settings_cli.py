@@ -15,6 +15,7 @@ Every value is checked on the way in; a bad one is a one-line argparse error nam
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,37 +35,48 @@ SEED_LIMIT = 2**32  # the libraries seed NumPy's legacy (global) generator, whic
 
 
 def add_run_options(parser: argparse.ArgumentParser, default_steps: int, default_out: Path) -> None:
-    """The table (``--players``, ``--highest``, ``--rules`` and the table rules, as the ``dominoes``
-    commands take them), ``--steps``, ``--seed``, ``--rating-seed``, ``--out`` and ``--eval-hands``."""
-    add_table_options(parser)
+    """The table and the rating (:func:`add_table_and_rating_options`), ``--steps`` and ``--out``."""
+    add_table_and_rating_options(parser)
     parser.add_argument("--steps", type=int, default=default_steps,
                         help=f"env steps of training (the learner's decisions; default {default_steps:,})")
+    parser.add_argument("--out", type=Path, default=default_out,
+                        help=f"where to save the trained model (default {default_out})")
+
+
+def add_table_and_rating_options(parser: argparse.ArgumentParser) -> None:
+    """What every example takes, whatever its budget is counted in: the table (``--players``,
+    ``--highest``, ``--rules`` and the table rules, as the ``dominoes`` commands take them),
+    ``--seed``, ``--rating-seed``, ``--eval-hands`` and ``--bench`` (how the example ends: with the
+    trained agent's dominoes-bench headline)."""
+    add_table_options(parser)
     parser.add_argument("--seed", type=int, default=0, help="seeds training and the rating's deals (default 0)")
     parser.add_argument("--rating-seed", type=int, default=None,
                         help="seeds the rating's deals instead (default: --seed), to compare training seeds "
                              "on the same deals")
-    parser.add_argument("--out", type=Path, default=default_out,
-                        help=f"where to save the trained model (default {default_out})")
     parser.add_argument("--eval-hands", type=int, default=2000,
                         help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
                              "at 4 players)")
-    add_bench_option(parser)
-
-
-def add_bench_option(parser: argparse.ArgumentParser) -> None:
-    """``--bench full|quick|off``: how the example ends, with the trained agent's dominoes-bench headline."""
     parser.add_argument("--bench", choices=BENCH_CHOICES, default="full",
                         help="end with the agent's dominoes-bench rating: the whole suite at its table (full, "
                              "the default), the quick setting, or off")
 
 
 def check_run_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Check the shared options (a bad one exits with the parser's one-line error); set ``table``
-    (the :class:`~dominoes_env.core.config.GameConfig` the example trains and rates on) and fill in
-    ``rating_seed``."""
+    """Check :func:`add_run_options`' options (a bad one exits with the parser's one-line error), as
+    :func:`check_table_and_rating_options` does, and ``--steps``."""
+    check_table_and_rating_options(parser, args)
+    try:
+        count("--steps", args.steps, 1, MAX_STEPS)
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def check_table_and_rating_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Check the table and the rating's options (a bad one exits with the parser's one-line error); set
+    ``table`` (the :class:`~dominoes_env.core.config.GameConfig` the example trains and rates on) and
+    fill in ``rating_seed``."""
     try:
         args.table = table(args)
-        count("--steps", args.steps, 1, MAX_STEPS)
         count("--seed", args.seed, 0, SEED_LIMIT - 1)
         if args.rating_seed is None:
             args.rating_seed = args.seed
@@ -72,6 +84,23 @@ def check_run_options(parser: argparse.ArgumentParser, args: argparse.Namespace)
         count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
     except ValueError as error:
         parser.error(str(error))
+
+
+def parse_run(argv: Sequence[str] | None, description: str, default_steps: int, default_out: Path,
+              settings: type[Settings], more: Callable[[argparse.ArgumentParser], None] | None = None,
+              ) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The command line of an example whose knobs are a settings dataclass: :func:`add_run_options`,
+    one option per field, and what `more` adds; checked, with ``args.settings`` set. The parser
+    comes back too, for the example's own checks of what `more` added."""
+    parser = argparse.ArgumentParser(description=description)
+    add_run_options(parser, default_steps, default_out)
+    add_options(parser, settings)
+    if more is not None:
+        more(parser)
+    args = parser.parse_args(argv)
+    check_run_options(parser, args)
+    args.settings = read_options(parser, args, settings)
+    return parser, args
 
 
 def add_options(parser: argparse.ArgumentParser, settings: type[Any]) -> None:

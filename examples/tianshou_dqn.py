@@ -51,7 +51,7 @@ import gymnasium
 import numpy as np
 import torch
 from rating import SavedRun, rate
-from settings_cli import add_options, add_run_options, check_run_options, read_options
+from settings_cli import parse_run
 from tianshou.algorithm import DQN
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -223,15 +223,13 @@ def _load_cached(path: str, modified_ns: int) -> tuple[DiscreteQLearningPolicy, 
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_run_options(parser, DEFAULT_STEPS, Path("runs/tianshou_dqn/q_network.pt"))
-    add_options(parser, Settings)
-    parser.add_argument("--opponents", default="random",
-                        help=f"the other seats: a policy spec for each (default random), or {SELF!r}: the "
-                             f"Q-network being trained, greedy (self-play)")
-    args = parser.parse_args(argv)
-    check_run_options(parser, args)
-    args.settings = read_options(parser, args, Settings)
+    def add_opponents(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--opponents", default="random",
+                            help=f"the other seats: a policy spec for each (default random), or {SELF!r}: the "
+                                 f"Q-network being trained, greedy (self-play)")
+
+    parser, args = parse_run(argv, __doc__.split("\n")[0], DEFAULT_STEPS, Path("runs/tianshou_dqn/q_network.pt"),
+                             Settings, add_opponents)
     if args.opponents != SELF:
         try:
             SingleAgentEnv(args.opponents, args.table)  # a bad spec: one line before any training

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from rating import DEFAULT_TABLE, LoggedRun, rate
-from settings_cli import add_bench_option
+from settings_cli import add_table_and_rating_options, check_table_and_rating_options
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -63,8 +63,7 @@ from torchrl.objectives.value import GAE
 import dominoes_env
 from baselines.adapters import FunctionPolicy
 from baselines.adapters.torchrl import TorchRLVectorEnv
-from baselines.cli.options import add_table_options, count
-from baselines.cli.options import table as read_table
+from baselines.cli.options import count
 from dominoes_env import GameConfig
 
 GROUP = "players"  # the one TorchRL group holding every seat
@@ -82,7 +81,7 @@ MINIBATCH = 256  # decisions per gradient step
 GAMMA, LAMBDA = 1.0, 0.95
 CLIP_EPSILON, ENTROPY_COEFF, MAX_GRAD_NORM = 0.2, 0.01, 1.0
 
-MAX_ITERATIONS, MAX_FRAMES_PER_BATCH, MAX_EVAL_HANDS = 100_000, 1_000_000, 1_000_000
+MAX_ITERATIONS, MAX_FRAMES_PER_BATCH = 100_000, 1_000_000
 
 
 def make_env(seed: int, table: GameConfig = DEFAULT_TABLE, games: int | None = None) -> TransformedEnv:
@@ -209,7 +208,7 @@ def _log_line(iteration: int, log: IterationLog) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_table_options(parser)  # --players, --highest, --rules ..., as the dominoes commands take them
+    add_table_and_rating_options(parser)  # the table as the dominoes commands take it, --seed, --eval-hands ...
     parser.add_argument("--iterations", type=int, default=10, help="collect-and-update iterations (default 10)")
     parser.add_argument("--frames-per-batch", type=int, default=1024,
                         help="moves collected per iteration, over all games (default 1024: about 18 hands)")
@@ -217,22 +216,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="aec: PettingZooWrapper over the AEC env, one move a step (default); batched: "
                              "TorchRLVectorEnv, one move in each of --games games a step")
     parser.add_argument("--games", type=int, default=64, help="games stepped at once with --env batched (default 64)")
-    parser.add_argument("--eval-hands", type=int, default=2000,
-                        help="hands of each rating table (default 2000: 500 deals x 4 seat rotations "
-                             "at 4 players)")
-    add_bench_option(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seeds torch, the env and the rating's deals (default 0)")
     args = parser.parse_args(argv)
+    check_table_and_rating_options(parser, args)
     try:
-        args.table = read_table(args)
         count("--iterations", args.iterations, 1, MAX_ITERATIONS)
         count("--frames-per-batch", args.frames_per_batch, 1, MAX_FRAMES_PER_BATCH)
         count("--games", args.games, 1, MAX_FRAMES_PER_BATCH)
         if args.env == "batched" and args.frames_per_batch % args.games:
             raise ValueError(f"--frames-per-batch ({args.frames_per_batch}) must be a multiple of --games "
                              f"({args.games}) with --env batched: each step makes one move in every game")
-        count("--eval-hands", args.eval_hands, 4, MAX_EVAL_HANDS)
-        count("--seed", args.seed, 0, 2**63 - 1)  # torch.manual_seed takes a 64-bit signed seed
     except ValueError as error:
         parser.error(str(error))
     return args
@@ -248,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> LoggedRun:
     logs, logits_net = train(env, args.iterations, args.frames_per_batch)
     label = f"torchrl_ppo({sum(log.frames for log in logs)} steps)"
     agent = FunctionPolicy(args.table, predict=greedy_predict(logits_net), label=label, one_hand=True)
-    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.seed, table=args.table,
+    return LoggedRun(tuple(logs), label, rate(agent, args.eval_hands, args.rating_seed, table=args.table,
                                                    bench_mode=args.bench))
 
 

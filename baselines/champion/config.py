@@ -33,9 +33,7 @@ def _real_option(flag: str, help: str, low: float, high: float) -> dict[str, Any
 class ChampionConfig(LearnerConfig):
     """The champion's training run (stored in its weights file's metadata).
 
-    Raises:
-        ValueError: on construction, for any value out of bounds (the message names the
-            field, the value and what is allowed).
+    Checked on construction as every :class:`~baselines.learning.config.LearnerConfig` is.
     """
 
     hands: int = field(default=2_000, metadata=HANDS)

@@ -26,21 +26,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 import dominoes_env
 from baselines.harness.parallel import default_workers
 from baselines.harness.play import play_game
 from baselines.harness.threads import single_threaded_torch
 from baselines.policies import registry
-from baselines.policies.chain_search import (
-    IN_LINE_DISCOUNT,
-    MAX_LINE_LENGTH,
-    MAX_SEARCH_NODES,
-    OFF_LINE_DISCOUNT,
-    discount_powers,
-    search_chain,
-)
+from baselines.policies.chain_search import best_chain
 from baselines.policies.specs import PolicySpec
 from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig
@@ -86,10 +77,7 @@ def _take_turns(turns: Sequence[PolicySpec], config: GameConfig, taken: Any, cha
 def _compile_chain_search(config: GameConfig) -> None:
     """The chain search as the policies and the learners' features call it (the same argument
     types, so the same compiled code), on a hand of three tiles."""
-    powers = discount_powers(IN_LINE_DISCOUNT, MAX_LINE_LENGTH)
-    search_chain(np.arange(3, dtype=np.int64), 0, config.tiles.low, config.tiles.high, powers,
-                 discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH), MAX_LINE_LENGTH,
-                 np.empty(MAX_LINE_LENGTH, dtype=np.int64), MAX_SEARCH_NODES)
+    best_chain([0, 1, 2], 0, config.highest_double)
 
 
 def _play_once(policies: Sequence[PolicySpec], config: GameConfig) -> None:

@@ -19,6 +19,7 @@ from dominoes_env.core import validation
 from dominoes_env.core.config import (
     MAX_HANDS_PER_GAME,
     GameConfig,
+    PlaysAtTable,
     TableRuleOptions,
     config_of,
     describe_table,
@@ -49,7 +50,7 @@ class LeagueError(ValueError):
 
 
 @dataclass(frozen=True)
-class LeagueSpec:
+class LeagueSpec(PlaysAtTable):
     """The identity of a league.
 
     Attributes:
@@ -64,14 +65,6 @@ class LeagueSpec:
     game: GameConfig
     hands_per_game: int
     seed: int
-
-    @property
-    def num_players(self) -> int:
-        return self.game.num_players
-
-    @property
-    def highest_double(self) -> int:
-        return self.game.highest_double
 
     @property
     def entries(self) -> tuple[PolicySpec, ...]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from baselines.learning import options
 from baselines.learning.options import SELF_PLAY, Option, option
-from dominoes_env.core.config import TABLE_RULE_NAMES, GameConfig, make_config
+from dominoes_env.core.config import TABLE_RULE_NAMES, GameConfig, PlaysAtTable, make_config
 
 Config = TypeVar("Config", bound="LearnerConfig")
 #: The table's fields as a file holds them (flat, as before the table was one value)
@@ -52,7 +52,7 @@ TABLES = option("--parallel-hands", f"tables played side by side (1-{options.MAX
 
 
 @dataclass(frozen=True)
-class LearnerConfig:
+class LearnerConfig(PlaysAtTable):
     """The fields every learner shares (stored in every file of trained weights).
 
     Raises:
@@ -97,14 +97,6 @@ class LearnerConfig:
         if self.eval_hands < self.num_players:
             raise ValueError(f"eval_hands must be at least num_players ({self.num_players}: one hand in every "
                              f"seat), got {self.eval_hands}")
-
-    @property
-    def num_players(self) -> int:
-        return self.game.num_players
-
-    @property
-    def highest_double(self) -> int:
-        return self.game.highest_double
 
     def learners_per_table(self) -> int:
         """Seats that learn at a table in the widest stage (all of them in self-play)."""

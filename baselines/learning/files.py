@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from dominoes_env import files
 from dominoes_env.core.config import GameConfig, describe_table, make_config, table_arguments
@@ -72,6 +73,43 @@ def file_version(checkpoint: str | os.PathLike[str] | None, shipped: Callable[[]
     return str(path), stat.st_mtime_ns, stat.st_size
 
 
+Held = TypeVar("Held", bound="HasConfig")
+Acting = TypeVar("Acting")
+
+
+class HasConfig(Protocol):
+    """Trained weights in memory: they carry the configuration of the run that trained them."""
+
+    @property
+    def config(self) -> HasTable: ...
+
+
+def weights_for_table(checkpoint: object, table: GameConfig, *, held: type[Held], held_name: str, file_kind: str,
+                      shipped: Callable[[GameConfig], Path], read: Callable[[str, int, int, GameConfig], Acting],
+                      adopt: Callable[[Held], Acting]) -> Acting:
+    """What a learned policy acts with, from its `checkpoint` argument: weights in memory (of type
+    `held`, trained for `table`) through `adopt`; a file path, or None for the file that ships for
+    `table`, through ``read(path, mtime, size, table)`` (:func:`file_version`'s key, so a policy
+    caches each version of a file once).
+
+    Raises:
+        ValueError: weights trained for another table (``"{held_name} were trained for ..."``), a
+            file missing or refused (named as `file_kind`), none ships, or another type.
+    """
+    if isinstance(checkpoint, held):
+        trained_for = checkpoint.config.game
+        if trained_for != table:
+            raise ValueError(f"{held_name} were trained for {describe_table(trained_for)}, not {describe_table(table)}")
+        return adopt(checkpoint)
+    if checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
+        return read(*file_version(checkpoint, lambda: shipped(table), file_kind), table)
+    learner = held_name.split()[0]  # "PPOWeights" names its learner, "Checkpoint" does not
+    named = held.__name__
+    if not named.lower().startswith(learner.replace("_", "")):
+        named = f"{learner} {named}"
+    raise ValueError(f"checkpoint must be a file path or {named}, got {checkpoint!r}")
+
+
 def read_info(metadata: dict[str, str], refused: Callable[[str], ValueError]) -> dict[str, Any]:
     """The ``info`` entry of a weights file's metadata (what run wrote it) as a dict; `refused(reason)`
     makes the one-line error that names the file."""
@@ -82,6 +120,59 @@ def read_info(metadata: dict[str, str], refused: Callable[[str], ValueError]) ->
     if not isinstance(info, dict):
         raise refused(f"has an 'info' entry that is not a JSON object: {info!r}")
     return info
+
+
+class HasTable(Protocol):
+    """A learner's configuration: the table it learns, among its fields."""
+
+    @property
+    def game(self) -> GameConfig: ...
+
+
+Trained = TypeVar("Trained", bound=HasTable)
+
+
+def read_config(metadata: dict[str, str], from_json: Callable[[str], Trained], expected: GameConfig | None,
+                refused: Callable[[str], ValueError]) -> Trained:
+    """The configuration in a weights file's ``config`` entry, read by `from_json`, after checking that
+    it was trained for the `expected` table (None: any); `refused(reason)` makes the one-line error."""
+    try:
+        config = from_json(metadata["config"])
+    except (KeyError, TypeError, ValueError, RecursionError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise refused(f"has an unreadable configuration: {reason}") from None
+    if expected is not None and config.game != expected:
+        raise refused(f"was trained for {describe_table(config.game)}, not {describe_table(expected)}")
+    return config
+
+
+@contextmanager
+def opened_safetensors(path: Any, what: str, max_bytes: int) -> Iterator[tuple[Any, Callable[[str], ValueError]]]:
+    """A learner's safetensors file opened for reading in numpy, with `refused(reason)`, the one-line
+    ValueError that names it (``"{what} '{path}' {reason}"``): what every reader of weights checks
+    before its own checks (a path, a regular file of at most `max_bytes`, since safetensors maps the
+    file: no FIFO, no device) and the read errors, as refusals of the file."""
+    from safetensors import SafetensorError, safe_open  # the learned players' extra, read when first needed
+
+    if not isinstance(path, (str, os.PathLike)):
+        # ValueError, as for every other refusal here: callers catch one exception type.
+        raise ValueError(f"{what} must be a file path, got {path!r}")
+    name = str(path)
+
+    def refused(reason: str) -> ValueError:
+        return ValueError(f"{what} {name!r} {reason}")
+
+    try:
+        files.check_regular_file(path, max_bytes)
+    except (OSError, files.FileRefused) as error:
+        raise refused(files.why_unreadable(error)) from None
+    try:
+        with safe_open(name, framework="np") as handle:
+            yield handle, refused
+    except SafetensorError as error:
+        raise refused(f"is damaged or not a safetensors file: {error}") from None
+    except OSError as error:
+        raise refused(f"cannot be read: {error.strerror or error}") from None
 
 
 def ships(shipped: Callable[[GameConfig], Path], config: GameConfig) -> bool:

@@ -27,9 +27,7 @@ from baselines.learning.options import SELF_PLAY, option
 class LinearSarsaConfig(DecayingStepConfig):
     """Everything that defines a linear SARSA learner and its training run (stored with its weights).
 
-    Raises:
-        ValueError: on construction, for any value out of bounds (the message names the
-            field, the value and what is allowed).
+    Checked on construction as every :class:`~baselines.learning.config.LearnerConfig` is.
     """
 
     # The shared fields whose defaults differ here (their meaning: LearnerConfig's docstrings).

@@ -15,12 +15,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from baselines.learning.files import file_version, ships
+from baselines.learning.files import ships, weights_for_table
 from baselines.linear_sarsa.features import MoveFeatures, Moves
 from baselines.linear_sarsa.weights import Weights, load_weights, shipped_weights
 from baselines.policies.policy import BatchPolicy, SeedLike, choose_in_batch, first_minimum_per_run
 from baselines.policies.registry import register_policy
-from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.config import GameConfig
 
 
 def move_values(w: np.ndarray, moves: Moves) -> np.ndarray:
@@ -58,17 +58,9 @@ class LinearSarsaPolicy(BatchPolicy):
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  checkpoint: str | os.PathLike[str] | Weights | None = None) -> None:
         super().__init__(num_players, highest_double, seed)
-        if isinstance(checkpoint, Weights):
-            if checkpoint.config.game != self.config:
-                raise ValueError(f"linear_sarsa weights were trained for {describe_table(checkpoint.config.game)}, "
-                                 f"not {describe_table(self.config)}")
-            self.weights = checkpoint
-        elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
-            version = file_version(checkpoint, lambda: shipped_weights(self.config),
-                                   "linear_sarsa weights")
-            self.weights = _load_for_acting(*version, self.config)
-        else:
-            raise ValueError(f"checkpoint must be a file path or linear_sarsa Weights, got {checkpoint!r}")
+        self.weights = weights_for_table(checkpoint, self.config, held=Weights, held_name="linear_sarsa weights",
+                                         file_kind="linear_sarsa weights", shipped=shipped_weights,
+                                         read=_load_for_acting, adopt=lambda weights: weights)
         self.features = MoveFeatures(self.config)
 
     @classmethod

@@ -46,9 +46,7 @@ def _depth(name: str, value: Any) -> int:
 class LookaheadConfig(DecayingStepConfig):
     """The look-ahead's training run (stored with its weights).
 
-    Raises:
-        ValueError: on construction, for any value out of bounds (the message names the
-            field, the value and what is allowed).
+    Checked on construction as every :class:`~baselines.learning.config.LearnerConfig` is.
     """
 
     hands: int = field(default=12_000, metadata=HANDS)

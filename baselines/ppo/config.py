@@ -61,12 +61,8 @@ def _widths(text: Any) -> Any:
 
 @dataclass(frozen=True)
 class PPOConfig:
-    """A PPO self-play run (stored in its weights file's metadata).
-
-    Raises:
-        ValueError: on construction, for any value out of bounds (the message names the
-            field, the value and what is allowed).
-    """
+    """A PPO self-play run (stored in its weights file's metadata). A value out of bounds is a
+    ValueError on construction that names the field, the value and what is allowed."""
 
     game: GameConfig = field(default_factory=lambda: make_config(4, 9))
     """The table it learns (``--players``, ``--highest``, ``--rules`` and the table rules)."""

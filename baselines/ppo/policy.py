@@ -14,13 +14,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from baselines.learning.files import file_version, ships
+from baselines.learning.files import ships, weights_for_table
 from baselines.policies.policy import BatchPolicy, SeedLike
 from baselines.policies.registry import register_policy
 from baselines.ppo.weights import MASKED_LOGIT, PPOWeights, load_weights, shipped_weights
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import afterstates
-from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import one_hand_part
 
 
@@ -59,16 +59,9 @@ class PPOPolicy(BatchPolicy):
         super().__init__(num_players, highest_double, seed)
         self.sample = validation.flag("sample", sample)
         self.temperature = validation.real("temperature", temperature, 1e-3, 1e3)
-        if isinstance(checkpoint, PPOWeights):
-            if checkpoint.config.game != self.config:
-                raise ValueError(f"ppo weights were trained for {describe_table(checkpoint.config.game)}, not "
-                                 f"{describe_table(self.config)}")
-            self.network = checkpoint
-        elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
-            version = file_version(checkpoint, lambda: shipped_weights(self.config), "ppo weights")
-            self.network = _load_for_acting(*version, self.config)
-        else:
-            raise ValueError(f"checkpoint must be a file path or PPOWeights, got {checkpoint!r}")
+        self.network = weights_for_table(checkpoint, self.config, held=PPOWeights, held_name="ppo weights",
+                                         file_kind="ppo weights", shipped=shipped_weights, read=_load_for_acting,
+                                         adopt=lambda weights: weights)
 
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:

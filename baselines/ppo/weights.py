@@ -27,13 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
-from baselines.learning.files import read_info, shipped_file, write_atomically
+from baselines.learning.files import opened_safetensors, read_config, read_info, shipped_file, write_atomically
 from baselines.ppo.config import MAX_LAYERS, MAX_WIDTH, PPOConfig
-from dominoes_env import files
-from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.config import GameConfig
 
 FORMAT = "dominoes-ppo/1"
 #: An action the mask forbids: its logit (finite, so that 0 x it stays 0 in the entropy)
@@ -155,35 +153,19 @@ def load_weights(path: str | os.PathLike[str], expected: GameConfig | None = Non
         ValueError: the file is missing, damaged, not a ppo weights file, trained for another
             table than `expected`, or its metadata or weights fail a check (one line).
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"ppo weights must be a file path, got {path!r}")
-    name = str(path)
-
-    def refused(what: str) -> ValueError:
-        return ValueError(f"ppo weights {name!r} {what}")
-
-    try:
-        files.check_regular_file(path, MAX_WEIGHTS_BYTES)  # safetensors maps the file: no FIFO, no device
-    except (OSError, files.FileRefused) as error:
-        raise refused(files.why_unreadable(error)) from None
-    try:
-        with safe_open(name, framework="np") as handle:
-            metadata = handle.metadata() or {}
-            config = _read_config(metadata, expected, refused)
-            shapes = layer_shapes(config)
-            if set(handle.keys()) != set(shapes):
-                raise refused(f"holds the tensors {sorted(handle.keys())}, where its configuration needs "
-                              f"{sorted(shapes)}: the file is damaged")
-            for tensor, shape in shapes.items():
-                declared = handle.get_slice(tensor)
-                if declared.get_dtype() != "F32" or tuple(declared.get_shape()) != shape:
-                    raise refused(f"stores {tensor} as {declared.get_dtype()} {tuple(declared.get_shape())}, "
-                                  f"not float32 {shape}: the file is damaged")
-            weights = {tensor: handle.get_tensor(tensor) for tensor in shapes}
-    except SafetensorError as error:
-        raise refused(f"is damaged or not a safetensors file: {error}") from None
-    except OSError as error:
-        raise refused(f"cannot be read: {error.strerror or error}") from None
+    with opened_safetensors(path, "ppo weights", MAX_WEIGHTS_BYTES) as (handle, refused):
+        metadata = handle.metadata() or {}
+        config = _read_config(metadata, expected, refused)
+        shapes = layer_shapes(config)
+        if set(handle.keys()) != set(shapes):
+            raise refused(f"holds the tensors {sorted(handle.keys())}, where its configuration needs "
+                          f"{sorted(shapes)}: the file is damaged")
+        for tensor, shape in shapes.items():
+            declared = handle.get_slice(tensor)
+            if declared.get_dtype() != "F32" or tuple(declared.get_shape()) != shape:
+                raise refused(f"stores {tensor} as {declared.get_dtype()} {tuple(declared.get_shape())}, "
+                              f"not float32 {shape}: the file is damaged")
+        weights = {tensor: handle.get_tensor(tensor) for tensor in shapes}
     if metadata.get("sha256") != checksum(weights):
         raise refused("fails its checksum: the weights were changed or damaged after it was written")
     problem = weights_problem(weights, config)
@@ -198,14 +180,7 @@ def _read_config(metadata: dict[str, str], expected: GameConfig | None,
         raise refused(f"is not a ppo weights file (format {metadata.get('format')!r}, expected {FORMAT!r})")
     if not isinstance(metadata.get("sha256"), str):
         raise refused("has no 'sha256' checksum in its metadata")
-    try:
-        config = PPOConfig.from_json(metadata["config"])
-    except (KeyError, TypeError, ValueError, RecursionError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise refused(f"has an unreadable configuration: {reason}") from None
-    if expected is not None and config.game != expected:
-        raise refused(f"was trained for {describe_table(config.game)}, not {describe_table(expected)}")
-    return config
+    return read_config(metadata, PPOConfig.from_json, expected, refused)
 
 
 def shipped_weights(config: GameConfig) -> Path:

@@ -27,13 +27,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
-from baselines.learning.files import SHIPPED_DIRECTORY, read_info, shipped_file, write_atomically
+from baselines.learning.files import (
+    SHIPPED_DIRECTORY,
+    opened_safetensors,
+    read_config,
+    read_info,
+    shipped_file,
+    write_atomically,
+)
 from baselines.td_lambda.config import MAX_TRACE_BYTES, TDLambdaConfig
-from dominoes_env import files
-from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.config import GameConfig
 
 CHECKPOINT_FORMAT = "dominoes-td-lambda/2"
 UNCHECKED_FORMAT = "dominoes-td-lambda/1"  #: the first format, written without a checksum
@@ -135,35 +140,18 @@ def load_checkpoint(path: str | os.PathLike[str], expected: GameConfig | None = 
         ValueError: the file is missing, damaged, not a td_lambda checkpoint, made for
             another table than `expected`, or its metadata or weights fail a check.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        # ValueError, as for every other refusal here: callers catch one exception type.
-        raise ValueError(f"a td_lambda checkpoint must be a file path, got {path!r}")
-    name = str(path)
-
-    def refused(what: str) -> ValueError:
-        return ValueError(f"td_lambda checkpoint {name!r} {what}")
-
-    try:
-        files.check_regular_file(path, MAX_CHECKPOINT_BYTES)  # safetensors maps the file: no FIFO, no device
-    except (OSError, files.FileRefused) as error:
-        raise refused(files.why_unreadable(error)) from None
-    try:
-        with safe_open(name, framework="np") as handle:
-            metadata = handle.metadata() or {}
-            config = _read_metadata(metadata, set(handle.keys()), expected, refused)
-            declared = handle.get_slice(TENSOR)
-            shape, dtype = tuple(declared.get_shape()), declared.get_dtype()
-            needed = config.architecture.num_weights
-            if dtype != "F32":
-                raise refused(f"stores its weights as {dtype}, not float32 (F32)")
-            if shape != (needed,):
-                raise refused(f"holds {shape} weights where its configuration ({config.variant} input, hidden "
-                              f"sizes {config.hidden_sizes}) needs ({needed},): the file is damaged")
-            theta = handle.get_tensor(TENSOR)
-    except SafetensorError as error:
-        raise refused(f"is damaged or not a safetensors file: {error}") from None
-    except OSError as error:
-        raise refused(f"cannot be read: {error.strerror or error}") from None
+    with opened_safetensors(path, "td_lambda checkpoint", MAX_CHECKPOINT_BYTES) as (handle, refused):
+        metadata = handle.metadata() or {}
+        config = _read_metadata(metadata, set(handle.keys()), expected, refused)
+        declared = handle.get_slice(TENSOR)
+        shape, dtype = tuple(declared.get_shape()), declared.get_dtype()
+        needed = config.architecture.num_weights
+        if dtype != "F32":
+            raise refused(f"stores its weights as {dtype}, not float32 (F32)")
+        if shape != (needed,):
+            raise refused(f"holds {shape} weights where its configuration ({config.variant} input, hidden "
+                          f"sizes {config.hidden_sizes}) needs ({needed},): the file is damaged")
+        theta = handle.get_tensor(TENSOR)
     if metadata["format"] != UNCHECKED_FORMAT and metadata.get("sha256") != checksum(theta):
         raise refused("fails its checksum: the weights were changed or damaged after it was written")
     problem = weights_problem(theta, config)
@@ -180,13 +168,7 @@ def _read_metadata(metadata: dict[str, str], tensors: set[str], expected: GameCo
                       f"{list(READABLE_FORMATS)} with a {TENSOR!r} tensor)")
     if metadata["format"] != UNCHECKED_FORMAT and not isinstance(metadata.get("sha256"), str):
         raise refused("has no 'sha256' checksum in its metadata")
-    try:
-        config = TDLambdaConfig.from_json(metadata["config"])
-    except (KeyError, TypeError, ValueError, RecursionError) as error:
-        raise refused(f"has an unreadable configuration: {error}") from None
-    if expected is not None and config.game != expected:
-        raise refused(f"was trained for {describe_table(config.game)}, not {describe_table(expected)}")
-    return config
+    return read_config(metadata, TDLambdaConfig.from_json, expected, refused)
 
 
 def shipped_checkpoint(config: GameConfig) -> Path:

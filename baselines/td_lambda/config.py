@@ -70,9 +70,7 @@ HIDDEN = option("--hidden", f"hidden layer widths, comma-separated (1-{MAX_LAYER
 class TDLambdaConfig(LearnerConfig):
     """Everything that defines a learner and its training run (stored in every checkpoint).
 
-    Raises:
-        ValueError: on construction, for any value out of bounds (the message names the
-            field, the value and what is allowed).
+    Checked on construction as every :class:`~baselines.learning.config.LearnerConfig` is.
     """
 
     variant: str = field(default="basic", metadata=VARIANT)

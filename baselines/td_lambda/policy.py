@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from baselines.harness.threads import one_blas_thread
-from baselines.learning.files import file_version, ships
+from baselines.learning.files import ships, weights_for_table
 from baselines.policies.policy import BatchPolicy, SeedLike, choose_in_batch
 from baselines.policies.registry import register_policy
 from baselines.td_lambda.architecture import LAYER_NORM_EPS, Architecture
@@ -32,7 +32,7 @@ from baselines.td_lambda.features import BasicFeatures, make_features
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import afterstates, legal_afterstates
 from dominoes_env.core.compiled import kernel
-from dominoes_env.core.config import GameConfig, describe_table
+from dominoes_env.core.config import GameConfig
 
 
 class ValueFunction(Protocol):
@@ -142,18 +142,9 @@ class TDLambdaPolicy(BatchPolicy):
                  checkpoint: str | os.PathLike[str] | Checkpoint | None = None, epsilon: float = 0.0) -> None:
         super().__init__(num_players, highest_double, seed)
         self.epsilon = validation.real("epsilon", epsilon, 0.0, 1.0, allowed="a probability")
-        if isinstance(checkpoint, Checkpoint):
-            trained_for = checkpoint.config.game
-            if trained_for != self.config:
-                raise ValueError(f"td_lambda weights were trained for {describe_table(trained_for)}, not "
-                                 f"{describe_table(self.config)}")
-            parts = _acting_parts(checkpoint)
-        elif checkpoint is None or isinstance(checkpoint, (str, os.PathLike)):
-            version = file_version(checkpoint, lambda: shipped_checkpoint(self.config),
-                                   "td_lambda checkpoint")
-            parts = _load_for_acting(*version, self.config)
-        else:
-            raise ValueError(f"checkpoint must be a file path or a td_lambda Checkpoint, got {checkpoint!r}")
+        parts = weights_for_table(checkpoint, self.config, held=Checkpoint, held_name="td_lambda weights",
+                                  file_kind="td_lambda checkpoint", shipped=shipped_checkpoint, read=_load_for_acting,
+                                  adopt=_acting_parts)
         self.value, self.training_config, self.features = parts
 
     @classmethod

@@ -335,6 +335,21 @@ def table_of(num_players: int | GameConfig, highest_double: int = 9,
     return make_config(num_players, highest_double, **rules)
 
 
+class PlaysAtTable:
+    """``num_players`` and ``highest_double`` for a class that holds its table as ``game`` (a league,
+    a learner's run): the size read where it is kept, never stored twice."""
+
+    game: GameConfig
+
+    @property
+    def num_players(self) -> int:
+        return self.game.num_players
+
+    @property
+    def highest_double(self) -> int:
+        return self.game.highest_double
+
+
 def describe_table(config: GameConfig) -> str:
     """E.g. "4 players, double-9" or "6 players, double-12 (mexican_train: boneyard, doubles covered)"."""
     named = f"{config.rule_set}: " if config.rule_set not in (None, "rule_book") else ""
