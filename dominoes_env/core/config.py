@@ -109,7 +109,6 @@ TABLE_RULES: tuple[TableRule, ...] = (
               "left of the engine starts", "LEFT_OF_ENGINE_RULE"),
 )
 TABLE_RULE_NAMES = tuple(rule.name for rule in TABLE_RULES)
-FIRST_PLAYERS = TABLE_RULES[TABLE_RULE_NAMES.index("first_player")].values
 
 
 def table_rule_options() -> str:
@@ -188,7 +187,7 @@ class GameConfig:
     @property
     def is_default(self) -> bool:
         """Whether the table rules are the rule book's own (no option set)."""
-        return all(value == rule.default for rule, value in zip(TABLE_RULES, self.rules().values()))
+        return not self.rules_set()
 
     @property
     def deal_size(self) -> int:
@@ -216,8 +215,8 @@ class GameConfig:
         from dominoes_env.core import rules  # numba kernels: imported when first needed
 
         flags = 0
-        for rule, value in zip(TABLE_RULES, self.rules().values()):
-            flags |= getattr(rules, rule.engine_flag) if value != rule.default else 0
+        for rule, _ in self.rules_set():
+            flags |= getattr(rules, rule.engine_flag)
         return flags
 
     @property
@@ -237,13 +236,17 @@ class GameConfig:
 
     def rules_text(self) -> str:
         """The table rules in words, e.g. "boneyard, doubles covered" or "rule book"."""
-        on = [rule.words for rule, value in zip(TABLE_RULES, self.rules().values()) if value != rule.default]
-        return ", ".join(on) or "rule book"
+        return ", ".join(rule.words for rule, _ in self.rules_set()) or "rule book"
 
     def rules(self) -> TableRuleOptions:
         """The table rules as keyword arguments of :func:`make_config` (for files and records), every
         rule of :data:`TABLE_RULES` in its order."""
         return {rule.name: getattr(self, rule.name) for rule in TABLE_RULES}  # type: ignore[return-value]
+
+    def rules_set(self) -> list[tuple[TableRule, Any]]:
+        """(rule, value) for each table rule off the rule book's value, in :data:`TABLE_RULES`' order:
+        what the words, the engine's flags and the command line name."""
+        return [(rule, getattr(self, rule.name)) for rule in TABLE_RULES if getattr(self, rule.name) != rule.default]
 
     def options(self) -> dict[str, Any]:
         """The whole table as keyword arguments of :func:`make_config` and of every env
@@ -365,8 +368,7 @@ def table_arguments(config: GameConfig, size: bool = True) -> str:
     sized = f" --players {config.num_players} --highest {config.highest_double}" if size else ""
     if config.rule_set == "mexican_train":
         return sized + " --rules mexican_train"
-    options = [rule.option if rule.is_switch else f"{rule.option} {value}"
-               for rule, value in zip(TABLE_RULES, config.rules().values()) if value != rule.default]
+    options = [rule.option if rule.is_switch else f"{rule.option} {value}" for rule, value in config.rules_set()]
     return sized + "".join(" " + option for option in options)
 
 
