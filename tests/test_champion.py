@@ -14,6 +14,7 @@ from baselines.champion import ChampionPolicy  # noqa: E402
 from baselines.champion.network import NetworkGuide, softmax_of_pips  # noqa: E402
 from baselines.champion.search import InformationSetSearch, SearchSettings, seat_utilities  # noqa: E402
 from baselines.harness.evaluate import evaluate  # noqa: E402
+from baselines.harness.play import play_game  # noqa: E402
 from baselines.policies.registry import make_policy  # noqa: E402
 from baselines.td_lambda.checkpoint import (  # noqa: E402
     Checkpoint,
@@ -25,6 +26,7 @@ from baselines.td_lambda.config import TDLambdaConfig  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core import rules  # noqa: E402
 from dominoes_env.core.state import HandState  # noqa: E402
+from dominoes_env.env import DominoesEnv  # noqa: E402
 
 
 def _legal(state: np.ndarray, config) -> list[int]:
@@ -252,3 +254,170 @@ def test_the_champion_gives_hints_and_is_the_default_opponent_where_a_network_sh
     hints.follow(observation)
     choices = hints.choices(observation, mask)
     assert list(choices)[0] == "champion" and mask[choices["champion"]] == 1
+
+
+# --------------------------------------------------------------------------- the oracle
+def _recording(cls):
+    """A subclass of a policy class that keeps, at each of its decisions, what it saw and chose
+    (and, when it is the oracle, the state it was shown)."""
+
+    def act(self, observation, action_mask):
+        shown = None if self._shown is None else self._shown.copy() if hasattr(self, "_shown") else None
+        action = cls.act(self, observation, action_mask)
+        self.decisions.append((observation.tobytes(), int(action_mask.sum()), action, shown))
+        return action
+
+    return type(f"Recording{cls.__name__}", (cls,), {"act": act, "decisions": None, "_shown": cls.__dict__.get(
+        "_shown")})
+
+
+class _FromPosition(DominoesEnv):
+    """The env, started at one position whatever the seed (play_game resets it with a seed)."""
+
+    position: HandState
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed, options={"position": HandState(self.config, self.position.state.copy())})
+
+
+def _first_decisions(cls, position: HandState, seed: int) -> list[tuple[bytes, int, int, object]]:
+    """Seat 0's decisions (observation, legal moves, action, state shown) in one hand from
+    `position`, three greedy players in the other seats."""
+    env = _FromPosition(position.config)
+    env.position = position
+    player = _recording(cls)(position.config, seed=seed, simulations=48, worlds=8)
+    player.decisions = []
+    others = [make_policy("greedy", position.config, seed=k) for k in range(1, 4)]
+    play_game(env, [player, *others], seed=0)
+    return player.decisions
+
+
+def _swapped_hidden_tiles(config, seed: int) -> tuple[HandState, HandState]:
+    """Two deals that differ only in one tile of seat 1 and one of seat 2 traded (seat 0 cannot
+    tell them apart: same hands for it, same sizes, and nothing played yet)."""
+    dealt = HandState.deal(config, 0, np.random.default_rng(seed))
+    hands, boneyard = dealt.starting_deal()
+    engine = config.tiles.double(dealt.engine_value)
+    one, two = (next(t for t in hands[k] if t != engine) for k in (1, 2))
+    traded = [list(hand) for hand in hands]
+    traded[1] = sorted([t for t in traded[1] if t != one] + [two])
+    traded[2] = sorted([t for t in traded[2] if t != two] + [one])
+    return (HandState.from_deal(config, hands, dealt.engine_value, boneyard),
+            HandState.from_deal(config, traded, dealt.engine_value, boneyard))
+
+
+def test_the_champion_never_reads_a_hidden_hand_and_the_oracle_does():
+    """Through play_game (which shows the oracle the deal): two deals that differ only in tiles
+    hidden from seat 0 give the champion the same decisions for as long as its observations are
+    the same; the oracle, shown the deal, decides differently in some of them."""
+    from baselines.champion import OraclePolicy
+
+    config = make_config(4, 9)
+    compared, oracle_differs = 0, 0
+    for seed in range(6):
+        first, second = _swapped_hidden_tiles(config, seed)
+        for cls in (ChampionPolicy, OraclePolicy):
+            runs = [_first_decisions(cls, position, seed=5) for position in (first, second)]
+            same_sight = [(a, b) for a, b in zip(*runs) if a[0] == b[0] and a[1] > 1]
+            if cls is ChampionPolicy:
+                assert all(a[3] is None and b[3] is None for a, b in zip(*runs))  # never shown a state
+                assert [a[2] for a, _ in same_sight] == [b[2] for _, b in same_sight]
+                compared += len(same_sight)
+            else:
+                assert all(a[3] is not None for a in runs[0])  # shown the deal at every move
+                oracle_differs += any(a[2] != b[2] for a, b in same_sight)
+    assert compared >= 6 and oracle_differs >= 1
+
+
+def _expected_value(state: np.ndarray, config, seat: int) -> float:
+    """Two players, the hands known, the boneyard's order not: the final pips of `seat`'s opponent
+    minus its own under best play, a draw worth the mean over the tiles it may bring."""
+    if state[rules.HAND_OVER]:
+        return _exact_value(state, config, seat)
+    legal = _legal(state, config)
+    if legal == [config.num_actions - 1] and config.boneyard and state[rules.PILE_COUNT] > 0 \
+            and not state[rules.DREW]:
+        pile = rules.pile_of(state)
+        count = int(state[rules.PILE_COUNT])
+        outcomes = []
+        for k in range(count):  # tile k drawn: put it on top
+            drawn = state.copy()
+            top = rules.pile_of(drawn)
+            top[k], top[count - 1] = pile[count - 1], pile[k]
+            outcomes.append(_expected_value(_play(drawn, config, legal[0]), config, seat))
+        return float(np.mean(outcomes))
+    values = [_expected_value(_play(state, config, action), config, seat) for action in legal]
+    return max(values) if int(state[rules.CURRENT_PLAYER]) == seat else min(values)
+
+
+def test_the_oracle_finds_the_best_move_of_small_positions_an_exhaustive_search_confirms():
+    """Two players with a boneyard: the oracle knows which hidden tiles its opponent holds and which
+    lie face down (the champion does not). At each of its decisions with both hands and the boneyard
+    down to three tiles and moves whose worth, found by an exhaustive search over the hands and every order of the
+    boneyard, differs by a pip or more, it plays a move of the best worth."""
+    from baselines.champion import OraclePolicy
+
+    config = make_config(2, 6, boneyard=True)  # no weights ship for this table: small random ones guide it
+    network = TDLambdaConfig(game=config, variant="line")
+    theta = (np.random.default_rng(0).normal(size=network.architecture.num_weights) * 0.05).astype(np.float32)
+    checked = 0
+
+    class Checked(OraclePolicy):
+        def act(self, observation, action_mask):
+            nonlocal checked
+            state = self._shown
+            small = max(HandState(config, state.copy()).hand_sizes) <= 3 and state[rules.PILE_COUNT] <= 3
+            if not small or int(action_mask.sum()) == 1:
+                self.observe(observation)  # what it knows is built from every observation
+                self._shown = None
+                return int(np.flatnonzero(action_mask)[0])  # not a position to check: spend no search
+            action = super().act(observation, action_mask)
+            mover = int(state[rules.CURRENT_PLAYER])
+            values = {a: _expected_value(_play(state, config, a), config, mover) for a in _legal(state, config)}
+            ordered = sorted(values.values(), reverse=True)
+            if ordered[0] - ordered[1] >= 1:
+                assert values[action] == ordered[0], values
+                checked += 1
+            return action
+
+    evaluate([lambda n, d, seed: Checked(config, seed=seed, simulations=3000, worlds=24,
+                                         checkpoint=Checkpoint(theta, network)), "greedy"], 200, seed=2,
+             num_players=config)
+    assert checked >= 10
+
+
+def test_the_oracle_plays_only_where_it_is_shown_the_deal():
+    from baselines.advice.hints import opponent_specs
+    from dominoes_env import env as make_env
+    from dominoes_env.single_agent import SingleAgentEnv
+
+    for refused_loop in (lambda: SingleAgentEnv(opponents="oracle").reset(seed=0),
+                         lambda: opponent_specs(["oracle"], make_config(4, 9))):
+        with pytest.raises(ValueError, match="'oracle' sees every hand: it plays in dominoes evaluate"):
+            refused_loop()
+    oracle = make_policy("oracle", 4, 9, seed=0, simulations=8)
+    assert not oracle.plays_by_default(make_config(4, 9))
+    game = make_env()
+    game.reset(seed=1)
+    observation = game.observe(game.agent_selection)
+    with pytest.raises(ValueError, match="shown the deal") as refused:
+        oracle.act(observation["observation"], observation["action_mask"])
+    assert "\n" not in str(refused.value)
+    stale = game.state()
+    game.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    while int(game.observe(game.agent_selection)["action_mask"].sum()) < 2:
+        game.step(int(np.flatnonzero(game.observe(game.agent_selection)["action_mask"])[0]))
+    oracle.reset()
+    oracle.show(stale)
+    now = game.observe(game.agent_selection)
+    with pytest.raises(ValueError, match="not the position"):
+        oracle.act(now["observation"], now["action_mask"])
+
+
+def test_a_champion_at_a_table_without_its_own_network_says_which_it_uses():
+    four = ChampionPolicy(make_config(4, 12, rules="mexican_train"), seed=0, simulations=8)
+    assert four.network_source == ("td_lambda's network (td_lambda_4p_d12_mexican_train.safetensors): "
+                                   "no champion network ships for this table")
+    assert "searching with td_lambda's network" in repr(four)
+    six = ChampionPolicy(make_config(6, 12, rules="mexican_train"), seed=0, simulations=8)
+    assert six.network_source == "its own network (champion_6p_d12_mexican_train.safetensors)"

@@ -69,6 +69,7 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = 
     chosen = chosen_specs(texts, config, what)
     for spec in dict.fromkeys(chosen):
         try:
+            registry.refuse_seeing_every_hand(spec, "as an opponent of a person")
             registry.check(spec, config)
         except ValueError as error:
             raise ValueError(f"{what}: {error}") from None

@@ -51,6 +51,15 @@ def shipped_weights(config: GameConfig) -> Path:
                          f"{table_arguments(config)}` and pass checkpoint=PATH") from None
 
 
+def network_words(path: Path) -> str:
+    """Which shipped network a file is, in words: the champion's own for its table, or td_lambda's
+    (where no champion network ships, the champion says so: a reader must not take td_lambda's
+    network for one trained by search)."""
+    if path.name.startswith("champion_"):
+        return f"its own network ({path.name})"
+    return f"td_lambda's network ({path.name}): no champion network ships for this table"
+
+
 def best_move(visits: np.ndarray, utilities: np.ndarray) -> int:
     """The index of the most visited move; among equals, the one of highest mean utility."""
     most = visits == visits.max()
@@ -72,6 +81,10 @@ class ChampionPolicy(Policy):
             :class:`~baselines.td_lambda.checkpoint.Checkpoint` in memory; default: the
             network shipped for the table (:func:`shipped_weights`).
 
+    Attributes:
+        network_source: which network it searches with, in words: its own shipped one, td_lambda's
+            where no champion network ships for the table (it says so), or the file given.
+
     Raises:
         ValueError: a setting out of bounds, a weights file missing, damaged or made for
             another table, or no network shipped for this table and none given.
@@ -89,8 +102,12 @@ class ChampionPolicy(Policy):
             exploration=validation.real("exploration", exploration, 0.0, 1e3),
         )
         temperature = validation.real("temperature", temperature, 1e-3, 1e3)
-        network = TDLambdaPolicy(self.config, checkpoint=shipped_weights(self.config) if checkpoint is None
-                                 else checkpoint)
+        if checkpoint is None:
+            checkpoint = shipped_weights(self.config)
+            self.network_source = network_words(checkpoint)
+        else:
+            self.network_source = "a network in memory" if isinstance(checkpoint, Checkpoint) else f"{checkpoint}"
+        network = TDLambdaPolicy(self.config, checkpoint=checkpoint)
         self.guide = NetworkGuide(self.config, network.value, network.features, temperature)
         tiles = self.config.tiles
         self.search = InformationSetSearch(tiles.low, tiles.high, tiles.tiles_with_value, self.config.num_actions,
@@ -129,12 +146,17 @@ class ChampionPolicy(Policy):
         legal = np.flatnonzero(action_mask)
         if legal.shape[0] == 1:
             return legal, np.ones(1, dtype=np.int64), np.zeros(1)
-        worlds = sampled_states(knowledge, sample_deals(knowledge, self.rng, self.settings.worlds), self.rng)
-        children = self.search.run(worlds, self.rng)
+        children = self.search.run(self.worlds(knowledge), self.rng)
         visits = np.array([children[a].visits if a in children else 0 for a in legal.tolist()], dtype=np.int64)
         utilities = np.array([children[a].utility / children[a].visits if a in children and children[a].visits
                               else 0.0 for a in legal.tolist()])
         return legal, visits, utilities
 
+    def worlds(self, knowledge: HandKnowledge) -> np.ndarray:
+        """The engine states the search grows its tree over (the player's frame, it to move):
+        `worlds` deals of the hidden tiles, each agreeing with everything it has seen."""
+        return sampled_states(knowledge, sample_deals(knowledge, self.rng, self.settings.worlds), self.rng)
+
     def __repr__(self) -> str:
-        return f"ChampionPolicy({describe_table(self.config)}, {self.settings})"
+        return (f"{type(self).__name__}({describe_table(self.config)}, {self.settings}, "
+                f"searching with {self.network_source})")

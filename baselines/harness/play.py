@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from pettingzoo import AECEnv
 
-from baselines.policies.policy import Policy
+from baselines.policies.policy import Policy, SeesEveryHand
 from dominoes_env.core.errors import IllegalActionError
 from dominoes_env.core.game import HandEnded
 
@@ -51,7 +51,9 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
 
     Only the AEC API is used: ``agent_iter``, ``last``, ``step`` and ``infos``, where the
     env reports each finished hand (``hand_index``, ``hand_scores``, ``went_out``). Each
-    policy's :meth:`~Policy.reset` is called at the start of every hand. The bare env
+    policy's :meth:`~Policy.reset` is called at the start of every hand; a calibration player
+    that sees every hand (:class:`~baselines.policies.policy.SeesEveryHand`) is shown the
+    whole state before each of its moves, and no other player is. The bare env
     (``dominoes_env.raw_env``) is the fastest; any AEC dominoes env works.
     """
     if getattr(env.unwrapped, "illegal_action", "raise") != "raise":
@@ -73,6 +75,8 @@ def play_game(env: AECEnv, policies: Sequence[Policy], seed: int) -> GameResult:
             env.step(None)
             continue
         policy = policies[seat_of[agent]]
+        if isinstance(policy, SeesEveryHand):
+            policy.show(env.unwrapped.state())
         try:
             env.step(policy.act(observation["observation"], observation["action_mask"]))
         except IllegalActionError as error:  # with seats rotated the seat alone does not say who it was

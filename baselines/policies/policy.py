@@ -105,6 +105,23 @@ class Policy(ABC):
         return f"{type(self).__name__}({describe_table(self.config)})"
 
 
+class SeesEveryHand(Policy):
+    """A calibration player that is shown every seat's hand before each of its moves (not the
+    boneyard's order): it measures how much the hidden tiles cost a player that must guess them.
+
+    Only a loop that knows it can seat one: :func:`baselines.harness.play.play_game` (so
+    ``dominoes evaluate``, the bench and the league) calls :meth:`show` with the whole engine
+    state before each of its moves. Every other loop (the web server, the single-agent views, a
+    user's own) never shows it anything, and its :meth:`act` then refuses in one line rather
+    than play blind.
+    """
+
+    @abstractmethod
+    def show(self, state: np.ndarray) -> None:
+        """The hand's whole engine state (absolute seats; :meth:`dominoes_env.env.DominoesEnv.state`)
+        at this player's next move."""
+
+
 class BatchPolicy(Policy):
     """A policy that keeps nothing between moves, so one object can choose for many games at once.
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from baselines.policies.policy import Policy, SeedLike
+from baselines.policies.policy import Policy, SeedLike, SeesEveryHand
 from baselines.policies.specs import PolicySpec, parse
 from dominoes_env.core.config import GameConfig, describe_table
 
@@ -46,6 +46,7 @@ _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "linear_sarsa": ("baselines.linear_sarsa", (), "league"),  # numpy and numba only
     "lookahead": ("baselines.lookahead", (), "league"),  # numpy and numba only (its td_lambda evaluation: safetensors)
     "champion": ("baselines.champion", ("safetensors",), "league"),  # numpy and numba only
+    "oracle": ("baselines.champion", ("safetensors",), "league"),  # the champion's search shown every hand
     "ppo": ("baselines.ppo", ("safetensors",), "league"),  # acts in numpy; training needs torch
     "openspiel_ismcts": ("baselines.openspiel", ("pyspiel",), "openspiel"),
     "maskable_ppo": ("baselines.adapters.sb3", ("sb3_contrib",), "sb3"),
@@ -129,6 +130,14 @@ def check(spec: PolicySpec, config: GameConfig, shown_as: str | None = None) -> 
         raise ValueError(f"{shown_as or spec.label!r} cannot play {describe_table(config)}: {error}") from None
 
 
+def refuse_seeing_every_hand(spec: PolicySpec, where: str) -> None:
+    """Refuse a calibration player that sees every hand (:class:`SeesEveryHand`, the ``oracle``)
+    in a loop that does not show it the deal: one ValueError saying where it does play."""
+    if issubclass(policy_class(spec.name), SeesEveryHand):
+        raise ValueError(f"{spec.label!r} sees every hand: it plays in dominoes evaluate, the bench and the league "
+                         f"(which show it the deal), not {where}")
+
+
 @dataclass(frozen=True)
 class SpecPlayers:
     """A spec with its construction: what the envs seat for a policy given by name (a
@@ -141,6 +150,7 @@ class SpecPlayers:
         return self.spec.label
 
     def make(self, config: GameConfig, seed: SeedLike = None) -> Policy:
+        refuse_seeing_every_hand(self.spec, "as an env's opponent")
         return build(self.spec, config, seed)
 
 
