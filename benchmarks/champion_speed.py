@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from lookahead_speed import decision_times
 
+from baselines.harness.timing import decision_times
 from dominoes_env import make_config
 from dominoes_env.core.config import describe_table
 

@@ -15,6 +15,7 @@ from baselines.champion.network import NetworkGuide, softmax_of_pips  # noqa: E4
 from baselines.champion.search import InformationSetSearch, SearchSettings, seat_utilities  # noqa: E402
 from baselines.harness.evaluate import evaluate  # noqa: E402
 from baselines.harness.play import play_game  # noqa: E402
+from baselines.harness.timing import decision_times  # noqa: E402
 from baselines.policies.registry import make_policy  # noqa: E402
 from baselines.td_lambda.checkpoint import (  # noqa: E402
     Checkpoint,
@@ -397,6 +398,7 @@ def test_the_oracle_plays_only_where_it_is_shown_the_deal():
             refused_loop()
     oracle = make_policy("oracle", 4, 9, seed=0, simulations=8)
     assert not oracle.plays_by_default(make_config(4, 9))
+    assert (decision_times("oracle(simulations=8)", 1) > 0).all()  # the timing loop shows it the deal
     game = make_env()
     game.reset(seed=1)
     observation = game.observe(game.agent_selection)

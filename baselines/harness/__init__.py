@@ -6,6 +6,8 @@
   deals, with confidence intervals; :mod:`~baselines.harness.seating`,
   :mod:`~baselines.harness.outcomes` and :mod:`~baselines.harness.statistics` hold who sits
   where, what "won" means, and the interval.
+- :mod:`~baselines.harness.timing`: milliseconds a decision, as the speed benchmarks and the
+  leaderboard print them.
 - :mod:`~baselines.harness.warmup`: compiling what a run will use before it starts;
   :mod:`~baselines.harness.threads`: torch on one thread where small networks run.
 
