@@ -28,7 +28,7 @@ from dominoes_env import files
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
 COMMAND = "python tools/leaderboard.py --suite {version} --workers 2"
 #: Shipped players that joined after the suite's pool was frozen: benched too, their row marked.
-EXTRA_PLAYERS = ("ppo", "champion")
+EXTRA_PLAYERS = ("ppo",)
 #: Hands each player is timed over (after one warm-up hand) for its milliseconds a decision.
 TIMED_HANDS = 20
 
@@ -79,7 +79,7 @@ def main() -> None:
         name = f"{card.agent} (not in the pool)" if outside else card.agent
         frozen = "" if outside else frozen
         ms = milliseconds[card.agent]
-        timed = f"{ms:.2f}" if ms < 10 else f"{ms:.0f}"
+        timed = f"{ms:.3f}" if ms < 1 else f"{ms:.1f}" if ms < 10 else f"{ms:.0f}"
         lines.append(f"| {name} | {rating} | {frozen} | {normalised} | {timed} | " + " | ".join(by_table) + " |")
     lines += ["", "Each player's full scorecard (every line-up, hands and games won) is in "
               f"`{args.out}/PLAYER/scorecard.md` after the command."]
