@@ -69,8 +69,8 @@ def opponent_specs(texts: Sequence[str] | None, config: GameConfig, what: str = 
     chosen = chosen_specs(texts, config, what)
     for spec in dict.fromkeys(chosen):
         try:
-            registry.refuse_seeing_every_hand(spec, "as an opponent of a person")
             registry.check(spec, config)
+            registry.refuse_seeing_every_hand(spec, "as an opponent of a person")
         except ValueError as error:
             raise ValueError(f"{what}: {error}") from None
     return chosen
