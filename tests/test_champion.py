@@ -263,13 +263,13 @@ def _recording(cls):
     (and, when it is the oracle, the state it was shown)."""
 
     def act(self, observation, action_mask):
-        shown = None if self._shown is None else self._shown.copy() if hasattr(self, "_shown") else None
+        shown = getattr(self, "_shown", None)  # only the oracle is ever shown a state
+        shown = None if shown is None else shown.copy()
         action = cls.act(self, observation, action_mask)
         self.decisions.append((observation.tobytes(), int(action_mask.sum()), action, shown))
         return action
 
-    return type(f"Recording{cls.__name__}", (cls,), {"act": act, "decisions": None, "_shown": cls.__dict__.get(
-        "_shown")})
+    return type(f"Recording{cls.__name__}", (cls,), {"act": act, "decisions": None})
 
 
 class _FromPosition(DominoesEnv):
