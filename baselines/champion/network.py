@@ -21,7 +21,7 @@ import numpy as np
 from baselines.td_lambda.features import BasicFeatures
 from baselines.td_lambda.policy import ValueFunction, predicted_final_pips
 from dominoes_env.core import batch
-from dominoes_env.core.afterstate import afterstates
+from dominoes_env.core.afterstate import afterstates_unchecked
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
 
@@ -62,6 +62,6 @@ class NetworkGuide:
 
     def move_priors(self, state: np.ndarray, actions: np.ndarray) -> np.ndarray:
         observation = self._observe(state, np.array([-1], dtype=np.int64))
-        vectors, ends_hand = afterstates(observation[0], actions, self.config)
+        vectors, ends_hand = afterstates_unchecked(observation, actions, self.config)
         pips = predicted_final_pips(self.value, self.features, vectors, ends_hand).astype(np.float64)
         return softmax_of_pips(pips, self.temperature)

@@ -69,6 +69,13 @@ class BasicFeatures:
         self.core_size = self.size - rule_feature_size(config)
         self.boneyard_at_deal = config.boneyard_at_deal
         self.offsets = np.array([self.fields[name].offset for name in _BASIC_FIELDS], dtype=np.int64)
+        # where the table rules' numbers come from (-1: the table has no such field); one compiled
+        # pass writes them with the rest, since a search evaluates a few rows at a time, where
+        # every extra numpy call costs more than the arithmetic
+        boneyard, drew, cover = (self.fields.get(name) for name in ("boneyard", "drew", "double_to_cover"))
+        self.rule_offsets = np.array([
+            boneyard.offset if boneyard else -1, boneyard.size if boneyard else 0, drew.offset if drew else -1,
+            cover.offset if cover else -1, cover.size if cover else 0, self.core_size], dtype=np.int64)
         self.pips = config.tiles.pips.astype(np.float32)
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
@@ -86,14 +93,8 @@ class BasicFeatures:
         (a fraction of its size at the deal) and "drew" (boneyard rule), and the line of the
         double to cover (n+1 bits; cover rule).
         """
-        _basic_block(vectors, self.offsets, self.n, self.t, self.v, self.max_hand, out)
-        column = self.core_size
-        if "boneyard" in self.slices:
-            out[:, column] = vectors[:, self.slices["boneyard"]].sum(axis=1) / max(1, self.boneyard_at_deal)
-            out[:, column + 1] = vectors[:, self.slices["drew"]][:, 0]
-            column += 2
-        if "double_to_cover" in self.slices:
-            out[:, column:column + self.n + 1] = vectors[:, self.slices["double_to_cover"]]
+        _basic_block(vectors, self.offsets, self.rule_offsets, self.n, self.t, self.v, self.max_hand,
+                     max(1, self.boneyard_at_deal), out)
 
     def own_pips(self, vectors: np.ndarray) -> np.ndarray:
         """Pips the observer still holds in each vector (its final score once the hand is over)."""
@@ -127,11 +128,9 @@ class LineFeatures(BasicFeatures):
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
         out = np.zeros((vectors.shape[0], self.size), dtype=np.float32)
         self.fill(vectors, out)
-        _best_chain_block(np.ascontiguousarray(vectors[:, self.slices["hand"]]),
-                          np.ascontiguousarray(vectors[:, self.own_open:self.own_open + self.highest + 1]),
-                          self.low, self.high, self.in_pow, self.off_pow, MAX_LINE_LENGTH,
-                          float(2 * self.highest), float(self.highest * self.max_hand), float(self.max_hand),
-                          out[:, self.basic_size:])
+        _best_chain_block(vectors, self.offsets[0], self.own_open, self.t, self.highest + 1, self.low, self.high,
+                          self.in_pow, self.off_pow, MAX_LINE_LENGTH, float(2 * self.highest),
+                          float(self.highest * self.max_hand), float(self.max_hand), self.basic_size, out)
         return out
 
 
@@ -141,10 +140,14 @@ def make_features(config: HasVariant) -> BasicFeatures:
 
 
 @kernel
-def _basic_block(vectors: Any, offsets: Any, n: int, t: int, v: int, max_hand: int, out: Any) -> None:
+def _basic_block(vectors: Any, offsets: Any, rule_offsets: Any, n: int, t: int, v: int, max_hand: int,
+                 boneyard_at_deal: int, out: Any) -> None:
     """BasicFeatures in one pass; `offsets` are those of hand, played, open_values, markers,
-    passed_last, hand_sizes, turns_until and dummy_open in the observation layout."""
+    passed_last, hand_sizes, turns_until and dummy_open in the observation layout;
+    `rule_offsets` those of the boneyard (and its size), drew, double_to_cover (and its size),
+    and the first column of the rules' numbers (:attr:`BasicFeatures.rule_offsets`)."""
     hand, played, open_values, markers, passed, sizes, turns, dummy = offsets
+    boneyard, boneyard_size, drew, cover, cover_size, column = rule_offsets
     for k in range(vectors.shape[0]):
         row = vectors[k]
         col = 0
@@ -170,19 +173,31 @@ def _basic_block(vectors: Any, offsets: Any, n: int, t: int, v: int, max_hand: i
                 wait += j * row[turns + seat * n + j]
             out[k, col + 3 * n + seat] = np.float32(wait) / np.float32(max(n - 1, 1))
         out[k, col + 4 * n] = row[dummy]
+        col = column
+        if boneyard >= 0:
+            face_down = 0
+            for j in range(boneyard_size):
+                face_down += row[boneyard + j]
+            out[k, col] = face_down / boneyard_at_deal  # in float64, then stored: as numpy divides
+            out[k, col + 1] = row[drew]
+            col += 2
+        if cover >= 0:
+            for j in range(cover_size):
+                out[k, col + j] = row[cover + j]
 
 
 @kernel
-def _best_chain_block(hands: Any, own_open_one_hot: Any, low: Any, high: Any, in_pow: Any, off_pow: Any,
-                      max_line_length: int, pip_scale: float, hand_scale: float, size_scale: float,
-                      out: Any) -> None:
-    """The best chain of each hand, laid by :func:`walk_chain` (the one chain-value formula)."""
-    t = hands.shape[1]
+def _best_chain_block(vectors: Any, hand_offset: int, own_open_offset: int, t: int, values: int, low: Any,
+                      high: Any, in_pow: Any, off_pow: Any, max_line_length: int, pip_scale: float,
+                      hand_scale: float, size_scale: float, column: int, out: Any) -> None:
+    """The best chain of each row's own hand from its own line's open value, laid by
+    :func:`walk_chain` (the one chain-value formula), into ``out[:, column:]``."""
     positions = np.empty(max_line_length, dtype=np.int64)
     weighted_pips = np.empty(max_line_length, dtype=np.float64)
-    for k in range(hands.shape[0]):
-        hand = np.nonzero(hands[k])[0].astype(np.int64)
-        open_value = index_of_one(own_open_one_hot[k], 0, own_open_one_hot.shape[1])
+    for k in range(vectors.shape[0]):
+        row = vectors[k]
+        hand = np.nonzero(row[hand_offset:hand_offset + t])[0].astype(np.int64)
+        open_value = index_of_one(row, own_open_offset, values)
         value, length = search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, positions)
         chain = hand[positions[:length]]
         in_line, chain_pips, _ = walk_chain(chain, low, high, in_pow, weighted_pips)
@@ -190,10 +205,10 @@ def _best_chain_block(hands: Any, own_open_one_hot: Any, low: Any, high: Any, in
         for tile in hand:
             total += low[tile] + high[tile]
         for i in range(length):
-            out[k, chain[i]] = 1.0
-            out[k, t + chain[i]] = weighted_pips[i] / pip_scale
-        out[k, 2 * t] = value / hand_scale
-        out[k, 2 * t + 1] = in_line / hand_scale
-        out[k, 2 * t + 2] = (total - chain_pips) / hand_scale
-        out[k, 2 * t + 3] = length / size_scale
-        out[k, 2 * t + 4] = (hand.shape[0] - length) / size_scale
+            out[k, column + chain[i]] = 1.0
+            out[k, column + t + chain[i]] = weighted_pips[i] / pip_scale
+        out[k, column + 2 * t] = value / hand_scale
+        out[k, column + 2 * t + 1] = in_line / hand_scale
+        out[k, column + 2 * t + 2] = (total - chain_pips) / hand_scale
+        out[k, column + 2 * t + 3] = length / size_scale
+        out[k, column + 2 * t + 4] = (hand.shape[0] - length) / size_scale

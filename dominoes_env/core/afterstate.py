@@ -153,6 +153,14 @@ def afterstates(observations: np.ndarray, actions: np.ndarray, num_players: int 
     return kernel.run(observations, rows, actions)
 
 
+def afterstates_unchecked(observation: np.ndarray, actions: np.ndarray, config: GameConfig
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`afterstates` of one observation, shaped (1, D) int8, and its legal moves (int64, no
+    draw), with nothing checked: a search asks this at most of its simulations, and a handful
+    of moves spends twice as long in :func:`afterstates`' checks as in the compiled pass."""
+    return _kernel(config).run(observation, np.zeros(actions.shape[0], dtype=np.int64), actions)
+
+
 def legal_afterstates(observation: np.ndarray, action_mask: np.ndarray, num_players: int | GameConfig,
                       highest_double: int = 9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every legal action of one observation with its after-state: (actions, vectors, ends_hand)."""
