@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dominoes_env
+from baselines.td_lambda import features as features_module
 from baselines.td_lambda.features import BasicFeatures, LineFeatures
 from dominoes_env import make_config
 from dominoes_env.core.afterstate import afterstates, afterstates_unchecked
@@ -96,3 +97,19 @@ def test_the_searchs_unchecked_afterstates_equal_the_checked_ones(config):
         np.testing.assert_array_equal(ends_hand, expected_ends)
         compared += 1
     assert compared >= 10
+
+
+@pytest.mark.parametrize("slots", [4, features_module.CHAIN_CACHE_SLOTS])
+def test_a_cached_chain_is_the_chain_searched_again(monkeypatch, slots):
+    """The chain cache changes no number: a warm cache (evicted often with 4 slots) gives what a
+    cold one does, and the hands of a search's later evaluations are found there."""
+    config = TABLES[2]
+    vectors = np.array([observation for observation, _ in observations(config, hands=3)])
+    expected = LineFeatures(config)(vectors)
+    monkeypatch.setattr(features_module, "CHAIN_CACHE_SLOTS", slots)
+    warm = LineFeatures(config)
+    assert warm.cache_keys.shape[0] == slots
+    np.testing.assert_array_equal(warm(vectors[::-1]), expected[::-1])
+    np.testing.assert_array_equal(warm(vectors), expected)
+    np.testing.assert_array_equal(warm(vectors[:1]), expected[:1])
+    assert warm.cache_keys[:, -1].any()

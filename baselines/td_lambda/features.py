@@ -37,6 +37,8 @@ class HasVariant(Protocol):
     def variant(self) -> str: ...
 
 VARIANTS = ("basic", "line")
+#: Slots of a LineFeatures' cache of best chains (a power of two): about 1.5 MB at double-twelve.
+CHAIN_CACHE_SLOTS = 2048
 _BASIC_FIELDS = ("hand", "played", "open_values", "markers", "passed_last", "hand_sizes", "turns_until",
                  "dummy_open")
 
@@ -124,13 +126,20 @@ class LineFeatures(BasicFeatures):
         self.off_pow = discount_powers(OFF_LINE_DISCOUNT, MAX_LINE_LENGTH)
         self.highest = config.highest_double
         self.own_open = self.fields["open_values"].slice.start
+        # The best chains already found, by (hand, open value): a search values the same hands
+        # again and again (every seat that has not moved since the world was dealt), and a long
+        # hand's chain search is the slowest part of its evaluation. Direct-mapped: a new chain
+        # replaces the one in its slot; a chain is a function of its key, so a hit changes nothing.
+        self.cache_keys = np.zeros((CHAIN_CACHE_SLOTS, (self.t + 63) // 64 + 1), dtype=np.int64)
+        self.cache_rows = np.zeros((CHAIN_CACHE_SLOTS, 2 * self.t + 5), dtype=np.float32)
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
         out = np.zeros((vectors.shape[0], self.size), dtype=np.float32)
         self.fill(vectors, out)
         _best_chain_block(vectors, self.offsets[0], self.own_open, self.t, self.highest + 1, self.low, self.high,
                           self.in_pow, self.off_pow, MAX_LINE_LENGTH, float(2 * self.highest),
-                          float(self.highest * self.max_hand), float(self.max_hand), self.basic_size, out)
+                          float(self.highest * self.max_hand), float(self.max_hand), self.basic_size,
+                          self.cache_keys, self.cache_rows, out)
         return out
 
 
@@ -189,15 +198,39 @@ def _basic_block(vectors: Any, offsets: Any, rule_offsets: Any, n: int, t: int, 
 @kernel
 def _best_chain_block(vectors: Any, hand_offset: int, own_open_offset: int, t: int, values: int, low: Any,
                       high: Any, in_pow: Any, off_pow: Any, max_line_length: int, pip_scale: float,
-                      hand_scale: float, size_scale: float, column: int, out: Any) -> None:
+                      hand_scale: float, size_scale: float, column: int, cache_keys: Any, cache_rows: Any,
+                      out: Any) -> None:
     """The best chain of each row's own hand from its own line's open value, laid by
-    :func:`walk_chain` (the one chain-value formula), into ``out[:, column:]``."""
+    :func:`walk_chain` (the one chain-value formula), into ``out[:, column:]`` (zeros there on
+    entry); a chain found before is copied from the cache (`cache_keys`: the hand's bits in
+    64-bit words, then the open value + 1, 0 marking an empty slot; `cache_rows`: its numbers)."""
     positions = np.empty(max_line_length, dtype=np.int64)
     weighted_pips = np.empty(max_line_length, dtype=np.float64)
+    words = cache_keys.shape[1] - 1
+    key = np.zeros(words + 1, dtype=np.int64)
+    width = cache_rows.shape[1]
     for k in range(vectors.shape[0]):
         row = vectors[k]
-        hand = np.nonzero(row[hand_offset:hand_offset + t])[0].astype(np.int64)
+        key[:] = 0
+        for tile in range(t):
+            if row[hand_offset + tile]:
+                key[tile >> 6] |= np.int64(1) << np.int64(tile & 63)
         open_value = index_of_one(row, own_open_offset, values)
+        key[words] = open_value + 1
+        mixed = np.int64(0)
+        for word in key:  # FNV-1a over the words, wrapping
+            mixed = (mixed ^ word) * np.int64(1099511628211)
+        slot = (mixed ^ (mixed >> 29)) & (cache_keys.shape[0] - 1)
+        hit = True
+        for i in range(words + 1):
+            if cache_keys[slot, i] != key[i]:
+                hit = False
+                break
+        if hit:
+            for i in range(width):
+                out[k, column + i] = cache_rows[slot, i]
+            continue
+        hand = np.nonzero(row[hand_offset:hand_offset + t])[0].astype(np.int64)
         value, length = search_best_chain(hand, open_value, low, high, in_pow, off_pow, max_line_length, positions)
         chain = hand[positions[:length]]
         in_line, chain_pips, _ = walk_chain(chain, low, high, in_pow, weighted_pips)
@@ -212,3 +245,7 @@ def _best_chain_block(vectors: Any, hand_offset: int, own_open_offset: int, t: i
         out[k, column + 2 * t + 2] = (total - chain_pips) / hand_scale
         out[k, column + 2 * t + 3] = length / size_scale
         out[k, column + 2 * t + 4] = (hand.shape[0] - length) / size_scale
+        for i in range(width):
+            cache_rows[slot, i] = out[k, column + i]
+        for i in range(words + 1):
+            cache_keys[slot, i] = key[i]
