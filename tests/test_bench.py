@@ -218,3 +218,41 @@ def test_each_reference_player_benched_against_the_frozen_pool_lands_within_its_
     card = bench(player, suite, workers=2)
     frozen = suite.reference.pool[player]
     assert abs(card.rating.value - frozen) <= card.rating.ci95, (player, card.rating, frozen)
+
+
+def test_a_ray_address_nothing_answers_at_is_one_line_at_once(tmp_path, capsys):
+    """Ray retries a silent address for minutes; the bench says so at once, in one line."""
+    pytest.importorskip("ray")
+    import socket
+    with socket.socket() as probe:  # a port nothing listens on (bound, then let go)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert dominoes(["bench", "greedy", "--quick", "--backend", "ray", "--ray-address", f"127.0.0.1:{port}",
+                     "--out", str(tmp_path / "bench"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dominoes bench: error: no Ray cluster answers at 127.0.0.1:{port} ") and \
+        err.count("\n") == 1 and f"ray start --head --port {port}" in err, err
+
+
+def test_normalised_to_a_ceiling_puts_random_at_0_and_the_ceiling_at_100():
+    """The leaderboard's column of the oracle: a player's normalised score with another player's
+    results as 100, per cell both played, against the suite's frozen random references."""
+    from dataclasses import replace
+
+    from baselines.benchmark.scorecard import normalised_to
+    suite = suite_from_dict(tiny_suite())
+    random, greedy, double = bench("random", suite), bench("greedy", suite), bench("double", suite)
+    frozen = {f"{cell['table']}/{cell['line_up']}": cell["difference"] for cell in random.cells}
+    # one cell where greedy did no better than random's reference: it cannot be a ceiling there
+    worse = next(iter(frozen))
+    frozen[worse] = next(c["difference"] for c in greedy.cells if f"{c['table']}/{c['line_up']}" == worse) - 1.0
+    suite = replace(suite, reference=replace(suite.reference, random=frozen))
+    shared = [c for c in greedy.cells if f"{c['table']}/{c['line_up']}" != worse]
+    assert len(shared) == 3 and all(frozen[f"{c['table']}/{c['line_up']}"] > c["difference"] for c in shared)
+    assert normalised_to(greedy, greedy, suite) == pytest.approx(100.0)
+    expected = np.mean([100 * (frozen[f"{g['table']}/{g['line_up']}"] - d["difference"])
+                        / (frozen[f"{g['table']}/{g['line_up']}"] - g["difference"])
+                        for g, d in zip(greedy.cells, double.cells) if g in shared])
+    assert normalised_to(double, greedy, suite) == pytest.approx(expected)
+    assert normalised_to(random, greedy, suite) == pytest.approx(0.0)
+    assert normalised_to(greedy, random, replace(suite, reference=replace(suite.reference, random={}))) is None

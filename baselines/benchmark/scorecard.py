@@ -85,6 +85,23 @@ def _round(value: float) -> float:
     return value if math.isinf(value) else round(float(value), 4)
 
 
+def normalised_to(card: Scorecard, top: Scorecard, suite: Suite) -> float | None:
+    """`card`'s normalised score with `top`'s results in place of the best shipped player's: per
+    cell both played, ``100 * (random - card) / (random - top)`` (random: the suite's frozen
+    reference), averaged. The leaderboard scales every player this way to the oracle, which sees
+    every hand: 100 is all a player could take with the hidden tiles shown. None where no cell
+    is shared (or the suite has no random reference)."""
+    top_differences = {f"{cell['table']}/{cell['line_up']}": cell["difference"] for cell in top.cells}
+    scores = []
+    for cell in card.cells:
+        name = f"{cell['table']}/{cell['line_up']}"
+        random = suite.reference.random.get(name) if suite.reference.random else None
+        if random is None or name not in top_differences or random - top_differences[name] <= 1e-9:
+            continue
+        scores.append(100.0 * (random - cell["difference"]) / (random - top_differences[name]))
+    return float(np.mean(scores)) if scores else None
+
+
 def make_scorecard(suite: Suite, agent: str, results: list[CellResult]) -> Scorecard:
     """The scorecard of `results` (the agent's cells of `suite`)."""
     from dominoes_env import __version__

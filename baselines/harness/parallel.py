@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -90,6 +91,19 @@ def _ordered(function: Callable[[Task], Result], tasks: Sequence[Task], backend:
             yield from pool.imap(function, tasks)
 
 
+def _check_something_listens(address: str) -> None:
+    """A cluster's address as HOST:PORT must answer at once: Ray itself retries a silent address for
+    minutes before it gives up. ("auto", a ray:// client address and the like are left to Ray.)"""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in address:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as error:
+        raise ConnectionError(f"no Ray cluster answers at {address} ({error}): start one there with `ray start "
+                              f"--head --port {port}`, or give the address its head printed") from None
+
+
 def _ray_map(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address: str | None,
              missing_ray: Callable[[], Exception] | None) -> Iterator[Any]:
     try:
@@ -102,7 +116,13 @@ def _ray_map(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int,
         if address is None:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         else:
-            ray.init(address=address, log_to_driver=False)
+            _check_something_listens(address)
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except ConnectionError as error:
+                raise ConnectionError(f"{error}: if that cluster is up (`ray status` on its head), it may ask for the "
+                                      f"token `ray start` made (Ray 2.59 and later): set RAY_AUTH_MODE=token here, "
+                                      f"with the head's ~/.ray/auth_token copied to this machine") from None
     try:
         remote = ray.remote(num_cpus=1)(function)
         in_flight: deque = deque()

@@ -235,8 +235,8 @@ def _best_chain_block(vectors: Any, hand_offset: int, own_open_offset: int, t: i
         chain = hand[positions[:length]]
         in_line, chain_pips, _ = walk_chain(chain, low, high, in_pow, weighted_pips)
         total = 0
-        for tile in hand:
-            total += low[tile] + high[tile]
+        for held in hand:
+            total += low[held] + high[held]
         for i in range(length):
             out[k, column + chain[i]] = 1.0
             out[k, column + t + chain[i]] = weighted_pips[i] / pip_scale
