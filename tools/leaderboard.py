@@ -74,9 +74,9 @@ def main() -> None:
              "The rating is the anchored ELO (random = 1000) with its 95% interval; the pool's own frozen rating "
              "is beside it. Normalised: 0 = random, 100 = the best shipped player of each line-up, averaged over "
              "the line-ups." + (f" Of the {ceiling}: the same with the {ceiling}'s results in place of the best "
-                                f"player's (0 = random, 100 = the {ceiling}; the oracle sees every hand: [the champion's "
-                                "page](champion.md#the-oracle-what-the-hidden-tiles-cost)); its row is a ceiling, "
-                                "not a rank." if top else "")
+                                f"player's (0 = random, 100 = the {ceiling}; the oracle sees every hand: "
+                                "[the champion's page](champion.md#the-oracle-what-the-hidden-tiles-cost)); "
+                                "its row is a ceiling, not a rank." if top else "")
              + " Per table: the mean paired difference in pips per hand over its line-ups (negative: "
              "the player leaves fewer pips than its opponents). Milliseconds a decision: the median of its "
              f"decisions with a choice at {tables[0]} ({TIMED_HANDS} hands against persistent_line, "
