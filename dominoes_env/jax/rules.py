@@ -158,77 +158,80 @@ class JaxRules:
     def is_blocked(self, state: jax.Array) -> jax.Array:
         """Rule 9: the boneyard empty and no tile in any hand fits the double to cover (while one
         waits) or else any seat's line or the open dummy."""
-        n = self.n
-        lines = self._lines
-        pending = state[rules.DOUBLE_LINE].astype(jnp.int32)
-        considered = jnp.where(pending >= 0, lines == pending, ~((lines == n) & (state[rules.DUMMY_OPEN] == 0)))
-        in_hands = self._block(state, self.owner, self.t) >= 0
-        fits = self._fits(self._block(state, self.open_values, n + 1))
-        return (state[rules.PILE_COUNT] <= 0) & ~(considered[:, None] & fits & in_hands[None, :]).any()
+        return self._blocked(self._block(state, self.owner, self.t), self._block(state, self.open_values, self.n + 1),
+                             state[rules.PILE_COUNT], state[rules.DOUBLE_LINE].astype(jnp.int32),
+                             state[rules.DUMMY_OPEN] == 1)
 
     def apply(self, state: jax.Array, action: jax.Array) -> jax.Array:
         """The position after a legal `action` of the player to move (the caller checks legality:
-        :meth:`legal_mask`); the twin of :func:`dominoes_env.core.rules.apply_action`."""
-        action = jnp.asarray(action, dtype=jnp.int32)
-        state = state.at[rules.MOVES].add(1)
-        kind = jnp.where(action == self.pass_action, 0, jnp.where(action == self.pass_action + 1, 1, 2))
-        return jax.lax.switch(kind, [self._pass, self._draw, self._tile], state, action)
+        :meth:`legal_mask`); the twin of :func:`dominoes_env.core.rules.apply_action`.
 
-    def _set(self, state: jax.Array, slot: jax.Array | int, value: jax.Array | int) -> jax.Array:
-        return state.at[slot].set(jnp.asarray(value).astype(state.dtype))
-
-    def _pass(self, state: jax.Array, action: jax.Array) -> jax.Array:
-        """Rules 6-7: the marker goes up; the turn moves on."""
-        seat = state[rules.CURRENT_PLAYER].astype(jnp.int32)
-        state = self._set(state, self.marker_up + seat, 1)
-        state = self._set(state, self.passed_last + seat, 1)
-        state = self._set(state, rules.DREW, 0)
-        return self._set(state, rules.CURRENT_PLAYER, (seat + 1) % self.n)
-
-    def _draw(self, state: jax.Array, action: jax.Array) -> jax.Array:
-        """The boneyard rule: the top tile into the hand; the same seat moves again."""
-        seat = state[rules.CURRENT_PLAYER].astype(jnp.int32)
-        count = state[rules.PILE_COUNT].astype(jnp.int32) - 1
-        tile = state[self.pile + count].astype(jnp.int32)
-        state = self._set(state, rules.PILE_COUNT, count)
-        state = self._set(state, self.owner + tile, seat)
-        state = state.at[self.hand_sizes + seat].add(1)
-        state = self._set(state, self.passed_last + seat, 0)
-        state = self._set(state, rules.DREW, 1)
-        return self._set(state, rules.HAND_OVER, self.is_blocked(state) | (state[rules.HAND_OVER] == 1))
-
-    def _tile(self, state: jax.Array, action: jax.Array) -> jax.Array:
-        """Rules 5, 7, 8, 9 and the cover rule: a tile onto a line."""
+        One pass for the three kinds of move (a pass, a draw, a tile): each block of the state is
+        rebuilt whole, the slot a move changes picked by comparing positions with its index. Under
+        ``vmap`` a branch per kind would run all three anyway, and writes at indices that differ
+        from game to game (scatters) cost several times these selects.
+        """
         n, t = self.n, self.t
-        seat = state[rules.CURRENT_PLAYER].astype(jnp.int32)
-        relative, tile = action // t, action % t
+        action = jnp.asarray(action, dtype=jnp.int32)
+        header = state[:rules.HEADER_SIZE].astype(jnp.int32)
+        owner = self._block(state, self.owner, t)
+        open_values = self._block(state, self.open_values, n + 1)
+        started = self._block(state, self.line_started, n)
+        markers = self._block(state, self.marker_up, n)
+        sizes = self._block(state, self.hand_sizes, n)
+        pile = self._block(state, self.pile, t)
+        seat = header[rules.CURRENT_PLAYER]
+        is_pass, is_draw = action == self.pass_action, action == self.pass_action + 1
+        is_tile = ~(is_pass | is_draw)
+        seats, tiles, lines = jnp.arange(n, dtype=jnp.int32), jnp.arange(t, dtype=jnp.int32), self._lines
+        at_seat = seats == seat
+        # a tile onto a line (rule 5), or the boneyard's top tile into the hand
+        relative, played = action // t, action % t
         line = jnp.where(relative == n, n, (seat + relative) % n)
-        is_double = self.is_double[tile]
-        open_slot = self.open_values + line
-        state = self._set(state, open_slot, self.pips[tile] - state[open_slot].astype(jnp.int32))
-        state = self._set(state, self.owner + tile, rules.ON_TABLE)
-        state = self._set(state, self.line_of + tile, line)
-        state = self._set(state, self.play_order + tile, state[rules.TILES_PLAYED])
-        state = state.at[rules.TILES_PLAYED].add(1)
-        state = state.at[self.hand_sizes + seat].add(-1)
-        state = self._set(state, self.passed_last + seat, 0)
-        state = self._set(state, rules.DREW, 0)
+        count = header[rules.PILE_COUNT] - 1
+        tile = jnp.where(is_tile, played, pile[jnp.clip(count, 0, t - 1)])
+        at_tile = tiles == tile
+        owner = jnp.where(at_tile & is_tile, rules.ON_TABLE, jnp.where(at_tile & is_draw, seat, owner))
+        line_of = jnp.where(at_tile & is_tile, line, self._block(state, self.line_of, t))
+        play_order = jnp.where(at_tile & is_tile, header[rules.TILES_PLAYED], self._block(state, self.play_order, t))
+        open_values = jnp.where((lines == line) & is_tile, self.pips[tile] - open_values[line], open_values)
+        sizes = sizes + jnp.where(at_seat, is_draw.astype(jnp.int32) - is_tile.astype(jnp.int32), 0)
+        passed = jnp.where(at_seat, is_pass.astype(jnp.int32), self._block(state, self.passed_last, n))
+        is_double = is_tile & self.is_double[tile]
+        starts = is_tile & (line < n) & (started[jnp.minimum(line, n - 1)] == 0)
+        started = jnp.where((seats == line) & is_tile, 1, started)  # the dummy line (n) is no seat's
+        dummy_open = (header[rules.DUMMY_OPEN] == 1) | (starts & (started.sum() == n))
+        # rules 6-7: a pass raises the marker; a non-double on the own line lowers it
+        markers = jnp.where(at_seat & is_pass, 1, jnp.where(at_seat & is_tile & (line == seat) & ~is_double, 0,
+                                                              markers))
+        pending = header[rules.DOUBLE_LINE]
         if self.cover_doubles:
-            pending = state[rules.DOUBLE_LINE].astype(jnp.int32)
-            state = self._set(state, rules.DOUBLE_LINE, jnp.where(is_double, line, jnp.where(pending == line, -1,
-                                                                                             pending)))
-        own_line = jnp.minimum(line, n - 1)  # the dummy line starts nothing: the write below is then a no-op
-        starts = (line < n) & (state[self.line_started + own_line] == 0)
-        state = self._set(state, self.line_started + own_line, starts | (state[self.line_started + own_line] == 1))
-        all_started = self._block(state, self.line_started, n).sum() == n
-        state = self._set(state, rules.DUMMY_OPEN, (state[rules.DUMMY_OPEN] == 1) | (starts & all_started))
-        lowered = (line == seat) & ~is_double
-        state = self._set(state, self.marker_up + seat, jnp.where(lowered, 0, state[self.marker_up + seat]))
-        went_out = state[self.hand_sizes + seat] == 0
-        over = went_out | self.is_blocked(state)
-        state = self._set(state, rules.HAND_OVER, over)
-        state = self._set(state, rules.WENT_OUT, jnp.where(went_out, seat, state[rules.WENT_OUT]))
-        return self._set(state, rules.CURRENT_PLAYER, jnp.where(over | is_double, seat, (seat + 1) % n))
+            pending = jnp.where(is_tile, jnp.where(is_double, line, jnp.where(pending == line, -1, pending)), pending)
+        pile_count = jnp.where(is_draw, count, header[rules.PILE_COUNT])
+        # rule 9: the hand ends when the mover goes out or, after a tile or a draw, nothing can move again
+        went_out = is_tile & (sizes[seat] == 0)
+        blocked = self._blocked(owner, open_values, pile_count, pending, dummy_open)
+        over = went_out | (~is_pass & blocked)
+        after_move = (seat + 1) % n
+        current = jnp.where(is_pass, after_move, jnp.where(is_draw | over | is_double, seat, after_move))
+        header = (header.at[rules.MOVES].add(1)
+                  .at[rules.CURRENT_PLAYER].set(current)
+                  .at[rules.DUMMY_OPEN].set(dummy_open.astype(jnp.int32))
+                  .at[rules.HAND_OVER].set(jnp.where(over, 1, header[rules.HAND_OVER]))
+                  .at[rules.WENT_OUT].set(jnp.where(went_out, seat, header[rules.WENT_OUT]))
+                  .at[rules.TILES_PLAYED].add(is_tile.astype(jnp.int32))
+                  .at[rules.DREW].set(is_draw.astype(jnp.int32))
+                  .at[rules.DOUBLE_LINE].set(pending)
+                  .at[rules.PILE_COUNT].set(pile_count))
+        return jnp.concatenate([header, owner, line_of, play_order, open_values, started, markers, passed, sizes,
+                                pile]).astype(state.dtype)
+
+    def _blocked(self, owner: jax.Array, open_values: jax.Array, pile_count: jax.Array, pending: jax.Array,
+                 dummy_open: jax.Array) -> jax.Array:
+        """:meth:`is_blocked` of a position's parts."""
+        lines = self._lines
+        considered = jnp.where(pending >= 0, lines == pending, ~((lines == self.n) & ~dummy_open))
+        return (pile_count <= 0) & ~(considered[:, None] & self._fits(open_values) & (owner >= 0)[None, :]).any()
 
     def scores(self, state: jax.Array) -> jax.Array:
         """(n,) rule 10: the pips each seat still holds."""
