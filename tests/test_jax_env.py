@@ -189,3 +189,24 @@ def test_pgx_runs_the_game_as_one_of_its_own():
     punished = pgx_step(theirs, jnp.full(GAMES, illegal))
     np.testing.assert_array_equal(np.asarray(punished.rewards[0]), np.asarray(step(ours, jnp.full(GAMES, illegal))
                                                                                .rewards[0]))
+
+
+@pytest.mark.slow
+def test_pgx_auto_reset_and_random_actor_play_the_game_on():
+    """Pgx's experimental tools run on it: auto_reset starts a finished game again, act_randomly picks legal moves."""
+    pytest.importorskip("pgx")
+    from pgx.experimental import act_randomly, auto_reset
+
+    from dominoes_env.jax.pgx_env import PgxDominoes
+    env = PgxDominoes(2, 6)
+    step = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
+    key = jax.random.PRNGKey(0)
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(key, GAMES))
+    finished = 0
+    for _ in range(60):
+        key, pick, reset = jax.random.split(key, 3)
+        action = act_randomly(pick, state.legal_action_mask)
+        assert np.asarray(state.legal_action_mask[jnp.arange(GAMES), action]).all()
+        state = step(state, action, jax.random.split(reset, GAMES))
+        finished += int(state.terminated.sum())
+    assert finished > 0 and not np.asarray(state.terminated).all()
