@@ -15,13 +15,24 @@ rotations) is pooled over all deals, with its 95% interval. Negative: the player
 ``--compare SPEC`` plays SPEC on the same deals and seeds as well, and prints the difference
 between the two, deal by deal (the player's figure minus SPEC's, with its interval): tighter
 than comparing the two intervals, since both sat at the same deals.
+
+A long match on a small machine: ``--shares N`` splits each match into N shares (seeds seed ..
+seed+N-1, hands/N each; default: one per worker) and ``--record FILE`` appends each finished
+share to FILE (JSON lines); the same command run again reads the finished shares back and plays
+only the others, so a match killed with its session resumes where it stopped, with the same
+figures as one uninterrupted run:
+
+    nice python benchmarks/champion_strength.py --players 4 --highest 12 --rules mexican_train \
+        --opponents lookahead --hands 2000 --seed 920 --shares 20 --record runs/4p_mt.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
@@ -55,10 +66,17 @@ def main() -> None:
     parser.add_argument("--rules", default=None)
     parser.add_argument("--compare", default=None, metavar="SPEC",
                         help="another player to run on the same deals; prints the paired difference")
+    parser.add_argument("--shares", type=int, default=None,
+                        help="shares of each match, seeds seed.. seed+shares-1 (default: one per worker)")
+    parser.add_argument("--record", type=Path, default=None, metavar="FILE",
+                        help="append each finished share to FILE (JSON lines) and read finished ones back")
     args = parser.parse_args()
+    args.shares = args.shares or args.workers
+    if args.shares < 1 or args.workers < 1:
+        parser.error("--shares and --workers must be 1 or more")
     print(f"{args.player} x{args.copies} against {args.players - args.copies} of each opponent, {args.players} "
           f"players, double-{args.highest}{' ' + args.rules if args.rules else ''}; {args.hands} hands, seeds "
-          f"{args.seed}..{args.seed + args.workers - 1}")
+          f"{args.seed}..{args.seed + args.shares - 1}")
     compared = f" | {args.compare} | {args.player} minus it, deal by deal" if args.compare else ""
     print(f"| opponents | hands | pips a hand vs opponents (95%){compared} | seconds |")
     print("|---|---:|---:|" + ("---:|---:|" if args.compare else "") + "---:|")
@@ -75,11 +93,36 @@ def main() -> None:
 
 
 def _match(pool: ProcessPoolExecutor, player: str, opponent: str, args: argparse.Namespace) -> np.ndarray:
-    """Per deal, `player`'s paired difference against `opponent`, over every worker's seeds in order."""
-    share = -(-args.hands // args.workers)
+    """Per deal, `player`'s paired difference against `opponent`, over every share's seeds in order
+    (the shares `--record` holds already are read back, not played)."""
+    share = -(-args.hands // args.shares)
     tasks = [(player, opponent, args.copies, share, args.seed + k, args.players, args.highest, args.rules)
-             for k in range(args.workers)]
-    return np.concatenate(list(pool.map(paired_differences, tasks)))
+             for k in range(args.shares)]
+    done = _recorded(args.record)
+    missing = [task for task in tasks if json.dumps(task) not in done]
+    for task, deals in zip(missing, pool.map(paired_differences, missing)):
+        done[json.dumps(task)] = deals
+        if args.record is not None:
+            args.record.parent.mkdir(parents=True, exist_ok=True)
+            cut_short = args.record.is_file() and not args.record.read_bytes().endswith(b"\n") \
+                and args.record.stat().st_size > 0  # a write a kill cut short: the next one starts a line
+            with args.record.open("a") as file:
+                file.write(("\n" if cut_short else "") + json.dumps({"task": task, "deals": deals.tolist()}) + "\n")
+    return np.concatenate([done[json.dumps(task)] for task in tasks])
+
+
+def _recorded(path: Path | None) -> dict[str, np.ndarray]:
+    """The shares a record file holds, by their task (its last line may be a write cut short: skipped)."""
+    if path is None or not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+            found[json.dumps(entry["task"])] = np.asarray(entry["deals"], dtype=np.float64)
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
 
 
 def _mean_and_interval(deals: np.ndarray) -> str:
