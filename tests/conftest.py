@@ -102,3 +102,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # ty
     terminalreporter.write_line(
         f"no test ran: the tests chosen are marked {chosen}, which the default run leaves out (addopts in "
         f"pyproject.toml); choose them with -m, e.g. pytest -m \"{chosen}\" {' '.join(config.args)}")
+
+
+# --------------------------------------------------------------------------- JAX last
+def _runs_jax(item: pytest.Item) -> bool:
+    return "jax" in item.nodeid.lower()
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
+    """The tests that run JAX go last, in every process: JAX starts threads, and a process that forks
+    after them (the league's and the bench's workers fork) may deadlock in the child. Placed last in
+    the collection, they are also handed to the -n workers last, after each worker's other tests."""
+    items.sort(key=_runs_jax)  # stable: every other test keeps its order

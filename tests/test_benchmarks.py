@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 import pytest
-
-from tests.conftest import ROOT
+from conftest import ROOT
 
 RUNS = {
     "baselines_speed.py": ["--hands", "4", "--repeats", "1", "--configs", "3x6"],
@@ -21,6 +20,7 @@ RUNS = {
     "cold_start.py": ["--repeats", "1", "--commands", "hand"],
     "env_throughput.py": ["--seconds", "0.2"],
     "hidden_sampling.py": ["--games", "1"],
+    "jax_throughput.py": ["--sizes", "16", "--seconds", "0.2", "--unroll", "4"],
     "league_speed.py": ["--games", "4", "--workers", "1", "--split"],
     "learned_players_by_table.py": ["--hands", "8", "--two-player-hands", "8", "--transfer"],
     "lookahead_speed.py": ["--hands", "2", "--specs", "lookahead"],

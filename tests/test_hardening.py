@@ -18,6 +18,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT
+from test_league_results import SPEC, fake_record
+from test_play_and_replay import play, script
 
 import dominoes_env
 from baselines import linear_sarsa
@@ -25,9 +28,6 @@ from baselines.cli import main as dominoes
 from baselines.league.results import ResultsError, open_results, read_results, results_path
 from dominoes_env import files
 from dominoes_env.records import RecordError, read_record, write_record
-from tests.conftest import ROOT
-from tests.test_league_results import SPEC, fake_record
-from tests.test_play_and_replay import play, script
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and devices are POSIX")
 

@@ -7,7 +7,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.conftest import ROOT
+from conftest import ROOT
 
 PACKAGES = ("dominoes_env", "baselines")
 
@@ -297,6 +297,8 @@ def test_every_docstring_reference_resolves():
     for module, path in MODULES.items():
         if module.startswith(("baselines.td_lambda.network", "baselines.td_lambda.learner", "baselines.adapters.sb3")):
             continue  # torch and SB3 import at their top; the torch and examples runs cover them
+        if module == "dominoes_env.jax.pgx_env":
+            continue  # importing pgx starts JAX's threads, and this process forks later (conftest: JAX last)
         _check_references(ast.parse(path.read_text()), module, None, unresolved)
     assert unresolved == []
 

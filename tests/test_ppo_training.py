@@ -11,12 +11,13 @@ import pytest
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 
+from test_ppo import SMALL  # noqa: E402
+
 import dominoes_env  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
 from baselines.ppo.run import LOG_NAME, TIMING_COLUMNS, train_run  # noqa: E402
 from baselines.ppo.trainer import Trainer, ppo_losses, seat_advantages, seat_rotation  # noqa: E402
-from tests.test_ppo import SMALL  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -32,14 +32,15 @@ with warnings.catch_warnings():  # Starlette's test client asks for httpx2, whic
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: F401  (the clients below come from client_of)
 
+from conftest import ROOT  # noqa: E402
+from test_web_api import client_of, play_to_the_end, start  # noqa: E402
+
 from baselines.td_lambda.checkpoint import shipped_checkpoint  # noqa: E402
 from baselines.web.admission import Admission  # noqa: E402
 from baselines.web.app import create_app  # noqa: E402
 from baselines.web.cli import serve_in_background  # noqa: E402
 from baselines.web.games import GameStore  # noqa: E402
 from dominoes_env import make_config  # noqa: E402
-from tests.conftest import ROOT  # noqa: E402
-from tests.test_web_api import client_of, play_to_the_end, start  # noqa: E402
 
 MARKER_MODULE = """
 from pathlib import Path

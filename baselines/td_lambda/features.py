@@ -154,7 +154,7 @@ def _basic_block(vectors: Any, offsets: Any, rule_offsets: Any, n: int, t: int, 
     """BasicFeatures in one pass; `offsets` are those of hand, played, open_values, markers,
     passed_last, hand_sizes, turns_until and dummy_open in the observation layout;
     `rule_offsets` those of the boneyard (and its size), drew, double_to_cover (and its size),
-    and the first column of the rules' numbers (:attr:`BasicFeatures.rule_offsets`)."""
+    and the first column of the rules' numbers (BasicFeatures' rule_offsets)."""
     hand, played, open_values, markers, passed, sizes, turns, dummy = offsets
     boneyard, boneyard_size, drew, cover, cover_size, column = rule_offsets
     for k in range(vectors.shape[0]):

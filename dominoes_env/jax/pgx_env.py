@@ -19,7 +19,7 @@ from dominoes_env.jax.env import JaxDominoes, State
 
 
 class PgxDominoes(pgx.Env):
-    """``pgx.Env`` over :class:`JaxDominoes` (the same arguments)."""
+    """``pgx.Env`` over ``JaxDominoes`` (the same arguments)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
