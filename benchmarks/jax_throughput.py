@@ -31,7 +31,7 @@ from vector_throughput import pgx_steps, vector_decisions
 
 from dominoes_env import make_config
 from dominoes_env.core.config import describe_table
-from dominoes_env.jax import JaxDominoes
+from dominoes_env.jax import JaxDominoes, restart_finished
 
 
 def random_legal(key: jax.Array, masks: jax.Array) -> jax.Array:
@@ -54,9 +54,7 @@ def jax_decisions(env: JaxDominoes, batch: int, seconds: float, unroll: int) -> 
             key, pick = jax.random.split(key)
             playing = ~state.terminated
             state = step(state, random_legal(pick, state.legal_action_mask))
-            state = jax.tree_util.tree_map(  # a finished game starts again from this block's deal
-                lambda new, old: jnp.where(state.terminated.reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
-                fresh, state)
+            state = restart_finished(state, fresh)  # a finished game starts again from this block's deal
             return (state, key), playing.sum()
 
         (state, key), decisions = jax.lax.scan(one_step, (state, key), None, length=unroll)

@@ -41,7 +41,7 @@ from baselines.adapters import FunctionPolicy
 from baselines.learning.options import bounded
 from dominoes_env import GameConfig
 from dominoes_env.core.config import describe_table
-from dominoes_env.jax import JaxDominoes
+from dominoes_env.jax import JaxDominoes, restart_finished
 
 DEFAULT_STEPS = 2_000_000
 
@@ -94,7 +94,8 @@ def zero_sum(rewards: jax.Array) -> jax.Array:
 
 
 def make_train(config: GameConfig, settings: Settings):
-    """The compiled parts: ``start(key)`` and ``run(runner, updates)`` (a chunk of updates in one program)."""
+    """The compiled parts: ``start(key)``, ``run(runner, chunk)`` (``chunk.shape[0]`` updates in one
+    program) and the decisions of one update."""
     env = JaxDominoes(config)
     s = settings
     batch = s.num_envs * s.num_steps
@@ -120,8 +121,7 @@ def make_train(config: GameConfig, settings: Settings):
             log_prob = jax.nn.log_softmax(logits)[jnp.arange(s.num_envs), action]
             stepped = step(state, action)
             done = stepped.terminated
-            after = jax.tree_util.tree_map(
-                lambda new, old: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old), fresh, stepped)
+            after = restart_finished(stepped, fresh)
             record = (state.observation, state.legal_action_mask, action, log_prob, value, state.current_player,
                       zero_sum(stepped.rewards) / s.pip_scale, done)
             return (after, key), record
@@ -131,7 +131,7 @@ def make_train(config: GameConfig, settings: Settings):
 
     def returns(params, state, records):
         """Each decision's return to its mover, and the advantage."""
-        observations, _, _, _, values, movers, rewards, done = records
+        _, _, _, _, values, movers, rewards, done = records
         bootstrap = jnp.stack([forward(params, observe(state, seat))[1] for seat in range(config.num_players)], 1)
 
         def backwards(following, step_records):

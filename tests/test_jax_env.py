@@ -17,7 +17,7 @@ from dominoes_env import make_config  # noqa: E402
 from dominoes_env.core import rules  # noqa: E402
 from dominoes_env.core.observation import Observer  # noqa: E402
 from dominoes_env.core.rewards import illegal_action_penalty  # noqa: E402
-from dominoes_env.jax import JaxDominoes  # noqa: E402
+from dominoes_env.jax import JaxDominoes, restart_finished  # noqa: E402
 
 
 @cache
@@ -117,6 +117,16 @@ def test_finished_games_stay_finished_beside_games_still_playing():
     again = step(last, jnp.zeros(GAMES, dtype=jnp.int32))
     assert bool(again.terminated.all()) and not np.asarray(again.rewards).any()
     np.testing.assert_array_equal(np.asarray(again._position), np.asarray(last._position))
+    # the batch's auto-reset: the finished games (all of them here) start again from their fresh slot
+    fresh = states[0]
+    restarted = restart_finished(last, fresh)
+    np.testing.assert_array_equal(np.asarray(restarted._position), np.asarray(fresh._position))
+    middle = states[min(ends)]  # some games finished, others still playing
+    mixed = restart_finished(middle, fresh)
+    for g in range(GAMES):
+        expected = fresh if bool(middle.terminated[g]) else middle
+        np.testing.assert_array_equal(np.asarray(mixed.observation[g]), np.asarray(expected.observation[g]))
+    assert 0 < int(middle.terminated.sum()) < GAMES
 
 
 def test_an_illegal_action_ends_the_game_and_costs_the_mover_more_than_any_legal_play():

@@ -193,4 +193,15 @@ class JaxDominoes:
 
 
 def _select(condition: jax.Array, if_true: State, if_false: State) -> State:
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), if_true, if_false)
+    """`if_true` where `condition` holds, else `if_false`, leaf by leaf (a batch's conditions, one
+    per game, reach over each leaf's trailing axes)."""
+    return jax.tree_util.tree_map(
+        lambda a, b: jnp.where(jnp.reshape(condition, jnp.shape(condition) + (1,) * (b.ndim - jnp.ndim(condition))),
+                               a, b), if_true, if_false)
+
+
+def restart_finished(states: State, fresh: State) -> State:
+    """A batch's auto-reset: each finished game replaced by its slot of `fresh` (new games dealt
+    beforehand, e.g. once per rollout: under ``vmap`` a reset dealt at every step would be paid by
+    every game at every step), the others unchanged."""
+    return _select(states.terminated, fresh, states)
