@@ -58,6 +58,11 @@ def vector_decisions(batch: int, seconds: float, threads: int = 1, inside: bool 
     vec = VectorDominoes(batch, *table, seed=0, threads=threads)
     rng = np.random.default_rng(0)
     observations, _ = vec.reset()
+    if inside:  # one untimed step first: the timed ones run compiled code only
+        vec.step_random(rng)
+    else:
+        vec.step(random_legal_actions(observations["action_mask"], rng, threads))
+    observations, _ = vec.reset()
     steps = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:

@@ -200,13 +200,16 @@ def train(config: GameConfig, steps: int, seed: int, settings: Settings) -> tupl
     updates = -(-updates // chunk) * chunk
     start, run, batch = make_train(config, settings)
     runner = start(jax.random.PRNGKey(seed))
-    done, started = 0, time.perf_counter()
+    done, last = 0, time.perf_counter()
     while done < updates:
         runner, (total, value_loss, entropy, hands) = run(runner, jnp.zeros(chunk))
+        jax.block_until_ready(total)
         done += chunk
+        now = time.perf_counter()
+        rate, last = chunk * batch / (now - last), now  # this chunk's rate alone (the first pays the compile)
         print(f"{done * batch:,} steps ({done}/{updates} updates), {int(hands.sum()):,} hands: loss "
               f"{float(total[-1]):.3f}, value loss {float(value_loss[-1]):.3f}, entropy {float(entropy[-1]):.3f} "
-              f"({done * batch / (time.perf_counter() - started):,.0f} steps/s on {jax.devices()[0].platform})",
+              f"({rate:,.0f} steps/s over these {chunk} updates on {jax.devices()[0].platform})",
               flush=True)
     return jax.tree_util.tree_map(np.asarray, runner[0]), updates * batch
 
