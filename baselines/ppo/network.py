@@ -2,8 +2,9 @@
 
 One trunk (an MLP over observation vectors) and two heads on its last layer:
 
-- the **policy** head: one logit per action of the table's action table, the illegal ones
-  masked (probability 0), or one score for an after-state vector (:mod:`baselines.ppo.heads`);
+- the **policy** head: one logit per action of the table's action table (read for the legal
+  moves alone: the illegal ones have probability 0), or one score for an after-state vector
+  (:mod:`baselines.ppo.heads`);
 - the **value** head: one value per seat, in the mover's frame (entry 0 the player to move,
   entry k the k-th seat after it): the return each seat can expect from this position, as
   the player to move sees it. Every seat's value at every step is what lets one network
@@ -24,7 +25,6 @@ import torch
 from torch import nn
 
 from baselines.ppo.config import PPOConfig
-from baselines.ppo.weights import MASKED_LOGIT
 
 
 class ActorCritic(nn.Module):
@@ -42,9 +42,13 @@ class ActorCritic(nn.Module):
         self.policy = _initialised(nn.Linear(sizes[-1], outputs), 0.01)
         self.value = _initialised(nn.Linear(sizes[-1], config.num_players), 1.0)
 
-    def action_logits(self, features: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-        """The trunk's (K, H) features of observations and (K, A) bool masks -> masked logits (K, A)."""
-        return self.policy(features).masked_fill(~masks, MASKED_LOGIT)
+    def candidate_logits(self, features: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """The trunk's (M, H) features and (M,) actions -> each action's logit (M,): the policy layer's
+        rows of those actions alone, not the whole action table's (the illegal ones are never read)."""
+        # index_select, not [] indexing: its backward is an index_add, 3x faster on the CPU than the
+        # accumulating index_put that indexing's backward is
+        return ((features * self.policy.weight.index_select(0, actions)).sum(dim=-1)
+                + self.policy.bias.index_select(0, actions))
 
     def afterstate_scores(self, vectors: torch.Tensor) -> torch.Tensor:
         """(M, D) float after-state vectors -> (M,) scores."""
