@@ -24,6 +24,11 @@ figures as one uninterrupted run:
 
     nice python benchmarks/champion_strength.py --players 4 --highest 12 --rules mexican_train \
         --opponents lookahead --hands 2000 --seed 920 --shares 20 --record runs/4p_mt.jsonl
+
+``--pool FILE [FILE ...]`` plays nothing: it prints the figure of the shares that record files
+hold, each match's deals pooled over the files (two runs on different seeds read as one match):
+
+    python benchmarks/champion_strength.py --pool runs/4p_mt_920.jsonl runs/4p_mt_1000.jsonl
 """
 
 from __future__ import annotations
@@ -70,7 +75,15 @@ def main() -> None:
                         help="shares of each match, seeds seed.. seed+shares-1 (default: one per worker)")
     parser.add_argument("--record", type=Path, default=None, metavar="FILE",
                         help="append each finished share to FILE (JSON lines) and read finished ones back")
+    parser.add_argument("--pool", type=Path, nargs="+", default=None, metavar="FILE",
+                        help="print the figure of the shares these record files hold, pooled; play nothing")
     args = parser.parse_args()
+    if args.pool:
+        try:
+            _print_pooled(args.pool)
+        except ValueError as error:
+            parser.error(str(error))
+        return
     args.shares = args.shares or args.workers
     if args.shares < 1 or args.workers < 1:
         parser.error("--shares and --workers must be 1 or more")
@@ -123,6 +136,45 @@ def _recorded(path: Path | None) -> dict[str, np.ndarray]:
         except (ValueError, KeyError, TypeError):
             continue
     return found
+
+
+def _print_pooled(paths: list[Path]) -> None:
+    """One row per match (player, opponent, copies, table) with its deals from every file's shares.
+
+    Raises:
+        ValueError: a file that is missing or holds no share, or two different shares of one match on
+            the same seed (their deals overlap: pooling them would count those deals twice).
+    """
+    matches: dict[tuple, dict[int, tuple[str, np.ndarray]]] = {}
+    for path in paths:
+        shares = _recorded(path)
+        if not shares:
+            raise ValueError(f"--pool: {path} is not a record file with finished shares (write one with --record)")
+        for key, deals in shares.items():
+            player, opponent, copies, _, seed, players, highest, rules = json.loads(key)
+            match = matches.setdefault((player, opponent, copies, players, highest, rules), {})
+            if seed in match and match[seed][0] != key:
+                raise ValueError(f"--pool: two different shares of {player} against {opponent} on seed {seed} "
+                                 f"(their deals overlap); pool runs on different seeds")
+            match[seed] = (key, deals)
+    print("| player | opponents | table | seeds | hands | pips a hand vs opponents (95%) |")
+    print("|---|---|---|---|---:|---:|")
+    for (player, opponent, copies, players, highest, rules), match in matches.items():
+        deals = np.concatenate([match[seed][1] for seed in sorted(match)])
+        table = f"{players} players, double-{highest}{', ' + rules if rules else ''}"
+        print(f"| {player} x{copies} | {players - copies}x {opponent} | {table} | {_seed_ranges(sorted(match))} | "
+              f"{deals.shape[0] * players} | {_mean_and_interval(deals)} |")
+
+
+def _seed_ranges(seeds: list[int]) -> str:
+    """[920, 921, 922, 1000, 1001] -> '920-922, 1000-1001'."""
+    runs: list[list[int]] = []
+    for seed in seeds:
+        if runs and seed == runs[-1][1] + 1:
+            runs[-1][1] = seed
+        else:
+            runs.append([seed, seed])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _mean_and_interval(deals: np.ndarray) -> str:

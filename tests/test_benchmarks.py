@@ -3,9 +3,11 @@ them, so one that rots after a move of the code would leave a figure nobody can 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import ROOT
 
@@ -71,6 +73,30 @@ def test_comparing_a_player_with_itself_on_the_same_deals_gives_no_difference(tm
     row = next(line for line in done.stdout.splitlines() if line.startswith("| 3x random"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[2] == cells[3] != "+0.00 ± 0.00" and cells[4] == "+0.00 ± 0.00"
+
+
+@pytest.mark.slow
+def test_pooling_two_recorded_runs_reads_their_deals_as_one_match_and_refuses_overlapping_shares(tmp_path):
+    """--pool prints the figure of the deals of both record files together (nothing is played again),
+    and refuses two different shares of one match on one seed, whose deals would count twice."""
+    script = [sys.executable, str(ROOT / "benchmarks" / "champion_strength.py")]
+    match = ["--player", "greedy", "--opponents", "random", "--workers", "1", "--shares", "1"]
+    for seed, hands in (("3", "8"), ("9", "8"), ("3", "12")):
+        done = subprocess.run([*script, *match, "--seed", seed, "--hands", hands, "--record",
+                               f"seed{seed}_{hands}.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    deals = np.concatenate([json.loads(line)["deals"] for name in ("seed3_8.jsonl", "seed9_8.jsonl")
+                            for line in (tmp_path / name).read_text().splitlines()])
+    done = subprocess.run([*script, "--pool", "seed3_8.jsonl", "seed9_8.jsonl"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    cells = [cell.strip() for cell in done.stdout.splitlines()[-1].strip("|").split("|")]
+    interval = 1.96 * deals.std(ddof=1) / np.sqrt(deals.shape[0])
+    assert cells[3:] == ["3, 9", str(4 * deals.shape[0]), f"{deals.mean():+.2f} ± {interval:.2f}"]
+    refused = subprocess.run([*script, "--pool", "seed3_8.jsonl", "seed3_12.jsonl"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "on seed 3 (their deals overlap)" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 @pytest.mark.slow
