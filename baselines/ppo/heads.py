@@ -66,8 +66,8 @@ class _CandidateHead:
     of its legal moves; a forced move has probability 1 and no entropy, and costs nothing.
 
     Only the legal moves of the rows with a choice are ever scored (3.4 a row at 4 players
-    double-nine, where the action table has 276 entries): the update's cost is the trunk's.
-    A subclass says how a candidate is scored (:meth:`scores`).
+    double-nine, where the action table has 276 entries). A subclass says how a candidate is
+    scored (:meth:`scores`).
     """
 
     with_afterstates = False  #: whether a candidate carries its after-state vector
