@@ -16,7 +16,7 @@ from test_ppo import SMALL  # noqa: E402
 import dominoes_env  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
-from baselines.ppo.run import LOG_NAME, TIMING_COLUMNS, train_run  # noqa: E402
+from baselines.ppo.run import LOG_NAME, TIMING_COLUMNS, initial_weights, train_run  # noqa: E402
 from baselines.ppo.trainer import Trainer, ppo_losses, seat_advantages, seat_rotation  # noqa: E402
 
 
@@ -195,6 +195,29 @@ def test_a_resume_file_of_another_configuration_is_refused(tmp_path):
         train_run(config, tmp_path, "cpu", progress=False)
 
 
+def test_a_second_stage_starts_from_the_weights_it_is_given_and_refuses_another_network(tmp_path):
+    config = PPOConfig(**SMALL, steps=16 * 8, seed=3)
+    first_path = train_run(config, tmp_path / "first", "cpu", progress=False)
+    first = load_weights(first_path)
+    stage = PPOConfig(**{**SMALL, "eval_opponents": ("persistent_line",)}, steps=0, seed=4, learning_rate=3e-4)
+    untouched = load_weights(train_run(stage, tmp_path / "zero", "cpu", progress=False,
+                                       init=initial_weights(str(first_path), stage)))
+    assert all(np.array_equal(first.weights[name], untouched.weights[name]) for name in first.weights)
+    stage = PPOConfig(**SMALL, steps=16 * 8, seed=4, learning_rate=3e-4)
+    second = load_weights(train_run(stage, tmp_path / "second", "cpu", progress=False,
+                                    init=initial_weights(str(first_path), stage)))
+    fresh = load_weights(train_run(stage, tmp_path / "fresh", "cpu", progress=False))
+    moved = np.abs(second.weights["trunk.0.weight"] - first.weights["trunk.0.weight"]).max()
+    assert 0 < moved < np.abs(fresh.weights["trunk.0.weight"] - first.weights["trunk.0.weight"]).max()
+    for other, message in ((PPOConfig(**{**SMALL, "hidden": (8,)}), "has hidden"),
+                           (PPOConfig(**SMALL, policy_head="actions"), "has policy_head"),
+                           (PPOConfig(**{**SMALL, "game": dominoes_env.make_config(3, 6)}), "another table")):
+        with pytest.raises(ValueError, match=message):
+            initial_weights(str(first_path), other)
+    with pytest.raises(ValueError, match="no such file|does not exist|not found"):
+        initial_weights(str(tmp_path / "missing.safetensors"), config)
+
+
 def test_dominoes_train_ppo_writes_its_files_and_refuses_bad_options(tmp_path, capsys):
     out = tmp_path / "run"
     assert dominoes(["train", "ppo", "--players", "3", "--highest", "6", "--steps", "256", "--num-envs", "16",
@@ -204,11 +227,18 @@ def test_dominoes_train_ppo_writes_its_files_and_refuses_bad_options(tmp_path, c
                                                       "learning_curve.png", "resume.pt"}
     player = PPOPolicy(dominoes_env.make_config(3, 6), checkpoint=str(out / "ppo.safetensors"))
     assert player.network.info["steps_trained"] == 256 and "dominoes train ppo" in player.network.info["command"]
+    again = tmp_path / "again"
+    assert dominoes(["train", "ppo", "--players", "3", "--highest", "6", "--steps", "128", "--num-envs", "16",
+                     "--rollout-steps", "8", "--hidden", "8", "--eval-hands", "6", "--eval-opponents", "greedy",
+                     "--init", str(out / "ppo.safetensors"), "--out", str(again), "--no-progress"]) == 0
+    started = PPOPolicy(dominoes_env.make_config(3, 6), checkpoint=str(again / "ppo.safetensors")).network.info
+    assert started["init"]["info"]["steps_trained"] == 256 and "--init" in started["command"]
     rows = log_rows(out)
     assert [row["kind"] for row in rows].count("eval") == 2 and rows[-1]["opponent"] == "greedy"
     for bad, message in ((["--hidden", "0"], "--hidden (each) must be an integer"),
                          (["--opponents", "nobody"], "unknown opponent"),
-                         (["--device", "tpu"], "invalid choice")):
+                         (["--device", "tpu"], "invalid choice"),
+                         (["--init", str(out / "ppo.safetensors")], "was trained for another table")):
         try:
             status = dominoes(["train", "ppo", "--out", str(tmp_path / "bad"), *bad])
         except SystemExit as exited:

@@ -13,11 +13,13 @@ import argparse
 import dataclasses
 import shlex
 from pathlib import Path
+from typing import Any
 
 from baselines.cli import options
 from baselines.cli.learner import require_torch
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from baselines.ppo.config import DEVICES, PPOConfig
+from baselines.ppo.weights import checksum
 from dominoes_env.core import validation
 from dominoes_env.core.config import table_arguments
 
@@ -36,6 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch's threads on the CPU (default: torch's own, one per core)")
     parser.add_argument("--engine-threads", type=validation.integer_argument, default=1, metavar="N",
                         help="threads of the batched engine (the same games; more where the network is on a GPU)")
+    parser.add_argument("--init", metavar="FILE", default=None,
+                        help="start from these ppo weights instead of random ones (a file of dominoes train ppo, or "
+                             "'ppo' for the table's shipped ones): a second stage of a run, with its own schedule; "
+                             "the table, widths, activation and head must be this run's")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -48,14 +54,16 @@ def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
     return PPOConfig(game=options.table(args), **read_dataclass_options(args, PPOConfig))
 
 
-def command_line(config: PPOConfig, out: Path) -> str:
-    """The command that repeats this run: the table, every option that differs from its default, --out."""
+def command_line(config: PPOConfig, out: Path, init: str | None = None) -> str:
+    """The command that repeats this run: the table, every option that differs from its default, --init, --out."""
     words = ["dominoes", "train", "ppo", *shlex.split(table_arguments(config.game))]
     for spec in dataclasses.fields(PPOConfig):
         option = spec.metadata.get("option")
         value = getattr(config, spec.name)
         if option is not None and value != spec.default:
             words += ["--" + spec.name.replace("_", "-") if not option.flag else option.flag, option.show(value)]
+    if init is not None:
+        words += ["--init", init]
     return shlex.join([*words, "--out", str(out)])
 
 
@@ -69,10 +77,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.torch_threads is not None:
         torch.set_num_threads(options.count("--torch-threads", args.torch_threads, 1, 1024))
-    from baselines.ppo.run import LOG_NAME, train_run
+    from baselines.ppo.run import LOG_NAME, initial_weights, train_run
 
     out = Path(args.out)
-    final = train_run(config, out, args.device, progress=not args.no_progress,
-                      info={"command": command_line(config, out)}, engine_threads=args.engine_threads)
+    init = initial_weights(args.init, config) if args.init is not None else None
+    info: dict[str, Any] = {"command": command_line(config, out, args.init)}
+    if init is not None:
+        info["init"] = {"file": args.init, "sha256": checksum(init.weights), "info": init.info}
+    final = train_run(config, out, args.device, progress=not args.no_progress, info=info,
+                      engine_threads=args.engine_threads, init=init)
     print(f"trained {config.steps:,} learner steps; weights {final}, log {out / LOG_NAME}")
     return 0

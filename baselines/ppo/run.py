@@ -33,8 +33,9 @@ from baselines.policies import registry, specs
 from baselines.ppo.config import PPOConfig
 from baselines.ppo.policy import PPOPolicy
 from baselines.ppo.trainer import Trainer
-from baselines.ppo.weights import PPOWeights, save_weights
+from baselines.ppo.weights import PPOWeights, load_weights, save_weights, shipped_weights
 from dominoes_env import files
+from dominoes_env.core.config import describe_table
 
 LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = (
     "log.csv", "learning_curve.png", "latest.safetensors", "ppo.safetensors", "resume.pt")
@@ -171,6 +172,30 @@ def _arrays(value: Any) -> Any:
     return value.numpy() if isinstance(value, torch.Tensor) else value
 
 
+#: What a run started from other weights must share with them: the network's shape and meaning
+INIT_FIELDS = ("hidden", "activation", "policy_head")
+
+
+def initial_weights(source: str, config: PPOConfig) -> PPOWeights:
+    """The weights `source` names (a ppo weights file, or "ppo": the table's shipped ones) for a run
+    of `config` to start from: a second stage of training, with its own schedule and seed.
+
+    Raises:
+        ValueError: the file is refused, or its network is of another table or shape than the run's.
+    """
+    path = shipped_weights(config.game) if source == "ppo" else source
+    weights = load_weights(path)
+    if weights.config.game != config.game:
+        raise ValueError(f"--init: {source} was trained for another table ({describe_table(weights.config.game)}) than "
+                         f"this run's ({describe_table(config.game)})")
+    for name in INIT_FIELDS:
+        theirs, ours = getattr(weights.config, name), getattr(config, name)
+        if theirs != ours:
+            raise ValueError(f"--init: {source} has {name} {theirs!r}, this run {ours!r}; give the run the same "
+                             f"--{name.replace('_', '-')}")
+    return weights
+
+
 def learning_rate(config: PPOConfig, steps: int) -> float:
     """The step size after `steps` learner steps: annealed linearly to 0 at the run's end, or constant."""
     if not config.anneal or config.steps == 0:
@@ -180,9 +205,10 @@ def learning_rate(config: PPOConfig, steps: int) -> float:
 
 def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool = True,
               info: dict[str, Any] | None = None, on_row: Callable[[dict[str, Any]], None] | None = None,
-              engine_threads: int = 1) -> Path:
+              engine_threads: int = 1, init: PPOWeights | None = None) -> Path:
     """Train (or resume) the run in `out`; the final weights' path. `on_row` sees every log row as
-    it is written; `engine_threads`: the batched engine's threads.
+    it is written; `engine_threads`: the batched engine's threads; `init`: weights the run starts
+    from (:func:`initial_weights`) instead of random ones (a resumed run goes on from its own).
 
     Raises:
         ValueError: `out` cannot hold the run, its resume file is damaged or of another
@@ -191,6 +217,8 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
     run_files = RunFiles(out)
     trainer = Trainer(config, resolve_device(device), engine_threads)
     steps, segment = load_resume(out / RESUME_NAME, trainer)
+    if init is not None and steps == 0:
+        trainer.network.load_named_weights(dict(init.weights))
     run_files.open(steps)
     segment_steps = config.eval_every or max(config.steps, 1)
     bar = _progress_bar(config.steps, steps) if progress else None
