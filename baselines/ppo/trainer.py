@@ -232,15 +232,15 @@ class Trainer:
         config = self.config
         advantages, returns = seat_advantages(rollout.rewards, rollout.values, rollout.ended, rollout.movers,
                                               rollout.bootstrap, config.gamma, config.gae_lambda)
-        def rows(name: str) -> torch.Tensor:  # (steps, games, ...) -> (steps x games, ...)
+        def flat(name: str) -> torch.Tensor:  # (steps, games, ...) -> (steps x games, ...)
             return getattr(rollout, name).flatten(0, 1)
 
         seats = torch.arange(config.num_players, device=self.device)
-        in_frame = (rows("movers")[:, None] + seats) % config.num_players
-        columns = {"observations": rows("observations"), "actions": rows("actions"), "log_probs": rows("log_probs"),
+        in_frame = (flat("movers")[:, None] + seats) % config.num_players
+        columns = {"observations": flat("observations"), "actions": flat("actions"), "log_probs": flat("log_probs"),
                    "advantages": advantages.flatten(),
                    "returns": returns.flatten(0, 1).gather(1, in_frame),  # every seat's, in the mover's frame
-                   "learns": rows("learns") & rows("chooses")}  # a forced move teaches the policy nothing
+                   "learns": flat("learns") & flat("chooses")}  # a forced move teaches the policy nothing
         for group in self.optimiser.param_groups:
             group["lr"] = learning_rate
         rows = columns["advantages"].shape[0]
