@@ -199,7 +199,7 @@ def test_a_second_stage_starts_from_the_weights_it_is_given_and_refuses_another_
     config = PPOConfig(**SMALL, steps=16 * 8, seed=3)
     first_path = train_run(config, tmp_path / "first", "cpu", progress=False)
     first = load_weights(first_path)
-    stage = PPOConfig(**{**SMALL, "eval_opponents": ("persistent_line",)}, steps=0, seed=4, learning_rate=3e-4)
+    stage = PPOConfig(**SMALL, steps=0, seed=4, learning_rate=3e-4)
     untouched = load_weights(train_run(stage, tmp_path / "zero", "cpu", progress=False,
                                        init=initial_weights(str(first_path), stage)))
     assert all(np.array_equal(first.weights[name], untouched.weights[name]) for name in first.weights)
