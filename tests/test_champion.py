@@ -184,22 +184,24 @@ def test_a_weights_file_round_trips_and_a_damaged_one_is_refused_in_one_line(tmp
     assert "\n" not in str(refused.value)
 
 
-def test_the_champion_searches_with_its_own_network_where_one_ships_else_with_td_lambdas():
-    """6 players, double-12, Mexican Train: its own file (trained for it; a different network from
-    td_lambda's there), read by the checked loader; 4 players, double-nine: td_lambda's."""
+@pytest.mark.parametrize("players", [6, 8])
+def test_the_champion_searches_with_its_own_network_where_one_ships_else_with_td_lambdas(players):
+    """6 and 8 players, double-12, Mexican Train: its own file (trained for the table; a different
+    network from td_lambda's there), read by the checked loader; 4 players, double-nine: td_lambda's."""
     from baselines.champion.policy import shipped_weights
 
-    six = make_config(6, 12, rules="mexican_train")
-    own = shipped_weights(six)
-    assert own.name == "champion_6p_d12_mexican_train.safetensors"
+    table = make_config(players, 12, rules="mexican_train")
+    own = shipped_weights(table)
+    assert own.name == f"champion_{players}p_d12_mexican_train.safetensors"
     assert shipped_weights(make_config(4, 9)) == shipped_checkpoint(make_config(4, 9))
     network = load_checkpoint(own)
-    assert network.config.game == six and network.theta.shape == load_checkpoint(shipped_checkpoint(six)).theta.shape
-    assert not np.array_equal(network.theta, load_checkpoint(shipped_checkpoint(six)).theta)
-    state = HandState.deal(six, 0, np.random.default_rng(3)).state
-    default = ChampionPolicy(six, seed=0).guide.seat_pips(state)
-    assert np.array_equal(default, ChampionPolicy(six, seed=0, checkpoint=own).guide.seat_pips(state))
-    with_td_lambdas = ChampionPolicy(six, seed=0, checkpoint=shipped_checkpoint(six))
+    assert network.config.game == table
+    assert network.theta.shape == load_checkpoint(shipped_checkpoint(table)).theta.shape
+    assert not np.array_equal(network.theta, load_checkpoint(shipped_checkpoint(table)).theta)
+    state = HandState.deal(table, 0, np.random.default_rng(3)).state
+    default = ChampionPolicy(table, seed=0).guide.seat_pips(state)
+    assert np.array_equal(default, ChampionPolicy(table, seed=0, checkpoint=own).guide.seat_pips(state))
+    with_td_lambdas = ChampionPolicy(table, seed=0, checkpoint=shipped_checkpoint(table))
     assert not np.allclose(default, with_td_lambdas.guide.seat_pips(state))
 
 
