@@ -28,6 +28,7 @@ RUNS = {
     "lookahead_speed.py": ["--hands", "2", "--specs", "lookahead"],
     "ppo_throughput.py": ["--hidden", "8", "--num-envs", "16", "--rollout-steps", "4", "--updates", "1",
                           "--skip-cleanrl"],
+    "pufferlib_vector.py": ["--seconds", "0.2", "--batch", "8", "--big-batch", "16"],
     "render_speed.py": ["--games", "1", "--repeats", "1"],
     "table_rule_leagues.py": ["--games", "4", "--workers", "1"],
     "td_lambda_speed.py": ["--hands", "4"],
