@@ -208,13 +208,19 @@ def test_the_ray_backend_writes_the_same_scorecard(tmp_path):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
 
 
+# The whole suite costs 3-8 minutes a player here: three players across the scale (the anchor, a
+# hand-crafted one, a learned one) keep it checked; as opponents every pool player plays in each.
+SCALE_CHECKED = ("random", "persistent_line", "td_lambda")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("player", load_suite("v1").pool)
-def test_each_reference_player_benched_against_the_frozen_pool_lands_within_its_interval(player):
+@pytest.mark.parametrize("player", SCALE_CHECKED)
+def test_reference_players_benched_against_the_frozen_pool_land_within_their_interval(player):
     """The whole suite for one reference player (the same deals the calibration played) gives an
     anchored rating within its 95% interval of its frozen value: the scale has not moved (a change
     to a player's code that changes its moves would move it)."""
     suite = load_suite("v1")
+    assert set(SCALE_CHECKED) <= set(suite.pool)
     card = bench(player, suite, workers=2)
     frozen = suite.reference.pool[player]
     assert abs(card.rating.value - frozen) <= card.rating.ci95, (player, card.rating, frozen)
