@@ -239,7 +239,8 @@ def assert_random_cells_equal_the_frozen_references(suite, card):
               for table in suite.tables for line_up in table.line_ups}
     now = {f"{cell['table']}/{cell['line_up']}": cell["difference"] for cell in card.cells}
     assert set(now) == set(seated) == set(suite.reference.random)
-    same = {cell for cell in now if abs(now[cell] - suite.reference.random[cell]) < 1e-6}
+    # the scorecard keeps 4 decimals, the suite 6: equal means within the scorecard's rounding
+    same = {cell for cell in now if abs(now[cell] - suite.reference.random[cell]) < 1e-4}
     assert same == {cell for cell, moved in seated.items() if not moved}, sorted(set(now) - same)
 
 
