@@ -11,7 +11,7 @@ from baselines.benchmark import bench, load_suite, read_scorecard
 from baselines.benchmark.rating import Outcome, anchored_rating, pool_ratings
 from baselines.benchmark.run import CELLS_FILE, run_cells
 from baselines.benchmark.scorecard import ScorecardError, make_scorecard
-from baselines.benchmark.suite import SuiteError, suite_from_dict
+from baselines.benchmark.suite import SuiteError, cell_name, suite_from_dict
 from baselines.cli import main as dominoes
 from baselines.harness.evaluate import evaluate
 from baselines.policies.registry import make_policy
@@ -235,8 +235,8 @@ MOVED_SINCE_CALIBRATION = "lookahead"
 def assert_random_cells_equal_the_frozen_references(suite, card):
     """Every cell without the moved player gives random exactly its frozen difference (the same
     deals, the same moves); the cells that seat it differ (else the docs' account is stale)."""
-    seated = {f"{table.name}/{line_up.name}": MOVED_SINCE_CALIBRATION in line_up.opponents
-              for table in suite.tables for line_up in table.line_ups}
+    seated = {cell_name(table, line_up): MOVED_SINCE_CALIBRATION in line_up.opponents
+              for table, line_up in suite.cells()}
     now = {f"{cell['table']}/{cell['line_up']}": cell["difference"] for cell in card.cells}
     assert set(now) == set(seated) == set(suite.reference.random)
     # the scorecard keeps 4 decimals, the suite 6: equal means within the scorecard's rounding
