@@ -280,3 +280,27 @@ def test_normalised_to_a_ceiling_puts_random_at_0_and_the_ceiling_at_100():
     assert normalised_to(double, greedy, suite) == pytest.approx(expected)
     assert normalised_to(random, greedy, suite) == pytest.approx(0.0)
     assert normalised_to(greedy, random, replace(suite, reference=replace(suite.reference, random={}))) is None
+
+
+def test_the_leaderboard_starts_a_player_from_its_committed_cells_and_never_overwrites_its_own(tmp_path,
+                                                                                              monkeypatch):
+    """tools/leaderboard.py copies a slow player's committed cells into its --out folder once; a
+    folder that already holds cells keeps them; a player with none committed is benched afresh;
+    the committed champion cells of v1 read back as the full bench (no cell played again)."""
+    from conftest import ROOT
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from leaderboard import COMMITTED, start_from_committed
+    suite = suite_from_dict(tiny_suite())
+    committed, out = tmp_path / "committed", tmp_path / "out"
+    bench("greedy", suite, out=committed / "bench-test" / "greedy")
+    source = committed / "bench-test" / "greedy" / CELLS_FILE
+    assert start_from_committed("greedy", "test", out, committed) is True
+    assert (out / "greedy" / CELLS_FILE).read_bytes() == source.read_bytes()
+    (out / "greedy" / CELLS_FILE).write_text("mine\n")
+    assert start_from_committed("greedy", "test", out, committed) is False
+    assert (out / "greedy" / CELLS_FILE).read_text() == "mine\n"
+    assert start_from_committed("random", "test", out, committed) is False and not (out / "random").exists()
+    from baselines.benchmark.run import CELLS_FORMAT, _read_cells
+    assert start_from_committed("champion", "v1", tmp_path / "v1", COMMITTED) is True
+    done = _read_cells(tmp_path / "v1" / "champion", {"format": CELLS_FORMAT, "suite": "v1", "agent": "champion"})
+    assert sorted(done) == sorted(cell_name(table, line_up) for table, line_up in load_suite("v1").cells())

@@ -11,6 +11,10 @@ default): those are benched at the suite's tables where they ship weights, and t
 Then the ceiling (:data:`CEILING`, the oracle: the champion's search shown every hand), benched the
 same way: every row is also normalised to it (0 = random, 100 = the oracle), which says how much of
 what hidden information leaves a player has taken; ``--ceiling none`` leaves that column out.
+The slow players' cells (the champion's and the oracle's benches take about 14 core-hours each) are
+committed under ``benchmarks/results/bench-VERSION/PLAYER/``: a player whose --out directory holds
+no cells starts from those (copied, then read back like any resumed bench); delete the copy under
+--out, or pass --no-committed, to play them again.
 Each row gives the player's median milliseconds a decision at the suite's first table, timed by
 :func:`baselines.harness.timing.decision_times` on the machine that runs the command (the
 cells are kept; the times are measured again at every run).
@@ -25,12 +29,16 @@ from pathlib import Path
 import numpy as np
 
 from baselines.benchmark import bench, load_suite
+from baselines.benchmark.run import CELLS_FILE
 from baselines.benchmark.scorecard import normalised_to
 from baselines.benchmark.suite import LATEST, suite_path
 from baselines.harness.timing import decision_times
 from dominoes_env import files
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "leaderboard.md"
+#: Where the cells of the players too slow to bench at every run are committed, one folder a suite version.
+COMMITTED = ROOT / "benchmarks" / "results"
 COMMAND = "python tools/leaderboard.py --suite {version} --workers 2"
 #: Shipped players that joined after the suite's pool was frozen: benched too, their row marked.
 EXTRA_PLAYERS = ("ppo", "champion")
@@ -38,6 +46,23 @@ EXTRA_PLAYERS = ("ppo", "champion")
 CEILING = "oracle"
 #: Hands each player is timed over (after one warm-up hand) for its milliseconds a decision.
 TIMED_HANDS = 20
+
+
+def start_from_committed(player: str, version: str, out: Path, committed: Path = COMMITTED) -> bool:
+    """Copy `player`'s committed cells of suite `version` into ``out/player`` when that holds none.
+
+    Why: the champion's bench is 33 cells of ~25 core-minutes; regenerating the page should not
+    cost that each time, and the committed cells are the run the page's figures come from. The
+    bench checks the file's header (format, suite, agent) when it reads it back, so a copy made
+    for another agent or suite is refused there, not silently used. Returns whether it copied.
+    """
+    source = committed / f"bench-{version}" / player / CELLS_FILE
+    target = out / player / CELLS_FILE
+    if target.exists() or not source.is_file():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    files.write_atomically(target, source.read_bytes())
+    return True
 
 
 def main() -> None:
@@ -50,6 +75,8 @@ def main() -> None:
                              f"(default {' '.join(EXTRA_PLAYERS)})")
     parser.add_argument("--ceiling", default=CEILING,
                         help=f"the player every row is also normalised to (default {CEILING}; none: no such column)")
+    parser.add_argument("--no-committed", action="store_true",
+                        help="play every cell again, even a player's committed under benchmarks/results/")
     args = parser.parse_args()
     suite = load_suite(args.suite)
     ceiling = None if args.ceiling == "none" else args.ceiling
@@ -57,6 +84,8 @@ def main() -> None:
     players = [*suite.pool, *[extra for extra in args.extra if extra not in suite.pool]]
     for player in [*players, *([ceiling] if ceiling and ceiling not in players else [])]:
         start = time.time()
+        if not args.no_committed and start_from_committed(player, suite.version, args.out):
+            print(f"{player}: starting from the committed cells in {COMMITTED / f'bench-{suite.version}' / player}")
         cards.append(bench(player, suite, out=args.out / player, workers=args.workers))
         seconds[player] = time.time() - start
     cards.sort(key=lambda card: -(card.rating.value if card.rating else 0.0))
@@ -104,8 +133,12 @@ def main() -> None:
         timed = f"{ms:.3f}" if ms < 1 else f"{ms:.1f}" if ms < 10 else f"{ms:.0f}"
         lines.append(f"| {name} | {rating} | {frozen} | {normalised} | {ceiling_column}{timed} | "
                      + " | ".join(by_table) + " |")
+    committed = sorted(path.parent.name for path in (COMMITTED / f"bench-{suite.version}").glob(f"*/{CELLS_FILE}"))
     lines += ["", "Each player's full scorecard (every line-up, hands and games won) is in "
-              f"`{args.out}/PLAYER/scorecard.md` after the command."]
+              f"`{args.out}/PLAYER/scorecard.md` after the command."
+              + (f" The cells of {', '.join(committed)} are committed in `benchmarks/results/bench-{suite.version}/` "
+                 "(their benches take hours: the command starts from them; `--no-committed` plays them again)."
+                 if committed else "")]
     files.write_atomically(PAGE, ("\n".join(lines) + "\n").encode())
     print("\n".join(lines))
     print({player: round(value) for player, value in seconds.items()})
