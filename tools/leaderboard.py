@@ -133,7 +133,8 @@ def main() -> None:
         timed = f"{ms:.3f}" if ms < 1 else f"{ms:.1f}" if ms < 10 else f"{ms:.0f}"
         lines.append(f"| {name} | {rating} | {frozen} | {normalised} | {ceiling_column}{timed} | "
                      + " | ".join(by_table) + " |")
-    committed = sorted(path.parent.name for path in (COMMITTED / f"bench-{suite.version}").glob(f"*/{CELLS_FILE}"))
+    committed = [] if args.no_committed else sorted(
+        path.parent.name for path in (COMMITTED / f"bench-{suite.version}").glob(f"*/{CELLS_FILE}"))
     lines += ["", "Each player's full scorecard (every line-up, hands and games won) is in "
               f"`{args.out}/PLAYER/scorecard.md` after the command."
               + (f" The cells of {', '.join(committed)} are committed in `benchmarks/results/bench-{suite.version}/` "
