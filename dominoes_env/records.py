@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +47,17 @@ FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
 MAX_RECORD_BYTES = 32 * 2**20  # a 1000-hand game of 8 players, double-18, is about 10 MiB
 MAX_LABEL_LENGTH = 200
+#: The fewest bytes of JSON text a value may take on average, and a record's most containers
+#: (objects and lists) per byte: a record written by this package takes over 8 bytes a value
+#: and over 25 a container, while a crafted text of empty objects (``[{},{},...]``) takes 1.5
+#: bytes a value and, parsed, about 28 times its size in memory. Within these budgets a
+#: parsed text holds at most about 15 times its size.
+MIN_BYTES_PER_JSON_VALUE = 3
+MIN_BYTES_PER_JSON_CONTAINER = 12
+#: The deepest nesting read (a record nests 6 deep).
+MAX_JSON_DEPTH = 32
+_SLACK = 1000  # values and containers any text may have, however short
+_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 class RecordError(ValueError):
@@ -300,10 +312,37 @@ def read_record(path: str | os.PathLike[str]) -> RecordedGame:
     except OSError as error:
         raise RecordError(f"record {path}: cannot be read: {error.strerror or error}") from None
     try:
-        data = json.loads(text)
+        data = loads_within_budget(text)
     except (ValueError, RecursionError) as error:
         raise RecordError(f"record {path}: not JSON: {validation.reason(error)}") from None
     return parse_record(data, f"record {path}")
+
+
+def loads_within_budget(text: bytes) -> Any:
+    """JSON text, parsed only if its values, containers and depth fit a record's budget
+    (:data:`MIN_BYTES_PER_JSON_VALUE`, :data:`MIN_BYTES_PER_JSON_CONTAINER`, :data:`MAX_JSON_DEPTH`):
+    the memory it takes is then a bounded multiple of its size, whatever was sent.
+
+    The counts come from the raw text before parsing (a comma or a bracket inside a string
+    counts too, which only makes the budget stricter for texts no record resembles).
+
+    Raises:
+        ValueError: over budget (the message says which), or not JSON.
+    """
+    values = text.count(b",") + text.count(b"[") + text.count(b"{")
+    containers = text.count(b"[") + text.count(b"{")
+    if values > len(text) // MIN_BYTES_PER_JSON_VALUE + _SLACK:
+        raise ValueError(f"{values:,} values in {len(text):,} bytes: a record takes at least "
+                         f"{MIN_BYTES_PER_JSON_VALUE} bytes a value")
+    if containers > len(text) // MIN_BYTES_PER_JSON_CONTAINER + _SLACK:
+        raise ValueError(f"{containers:,} objects and lists in {len(text):,} bytes: a record takes at least "
+                         f"{MIN_BYTES_PER_JSON_CONTAINER} bytes for each")
+    depth = 0
+    for bracket in _BRACKETS.finditer(text):
+        depth += 1 if bracket.group() in (b"[", b"{") else -1
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"nested more than {MAX_JSON_DEPTH} deep (a record nests 6)")
+    return json.loads(text)
 
 
 def parse_record(data: Any, source: str = "record") -> RecordedGame:

@@ -300,7 +300,7 @@ def test_the_leaderboard_starts_a_player_from_its_committed_cells_and_never_over
     assert start_from_committed("greedy", "test", out, committed) is False
     assert (out / "greedy" / CELLS_FILE).read_text() == "mine\n"
     assert start_from_committed("random", "test", out, committed) is False and not (out / "random").exists()
-    from baselines.benchmark.run import CELLS_FORMAT, _read_cells
+    from baselines.benchmark.run import read_cells
     assert start_from_committed("champion", "v1", tmp_path / "v1", COMMITTED) is True
-    done = _read_cells(tmp_path / "v1" / "champion", {"format": CELLS_FORMAT, "suite": "v1", "agent": "champion"})
+    done = read_cells(tmp_path / "v1" / "champion" / CELLS_FILE, load_suite("v1"), "champion")
     assert sorted(done) == sorted(cell_name(table, line_up) for table, line_up in load_suite("v1").cells())

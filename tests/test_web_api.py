@@ -28,9 +28,10 @@ BASE_URL = "http://127.0.0.1:8000"
 JSON = {"Content-Type": "application/json"}
 
 
-def client_of(app) -> TestClient:
-    """A test client whose requests name the server as its own pages do."""
-    return TestClient(app, base_url=BASE_URL)
+def client_of(app, peer: str = "127.0.0.1") -> TestClient:
+    """A test client whose requests name the server as its own pages do, sent from `peer`
+    (this machine by default, as a local browser's)."""
+    return TestClient(app, base_url=BASE_URL, client=(peer, 50000))
 
 
 @pytest.fixture

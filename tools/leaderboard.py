@@ -1,10 +1,15 @@
-"""Write docs/leaderboard.md: every shipped player's scorecard on a suite version, best rating first.
+"""The leaderboard page: every shipped player's scorecard on a suite version, best rating first.
 
 Each player is benched like any agent (``baselines.benchmark.bench``), its cells kept under --out, so
 a second run only reads them back:
 
     python tools/leaderboard.py [--suite v1] [--workers 2] [--out runs/bench-leaderboard] [--extra ppo champion]
-                                [--ceiling oracle|none]
+                                [--ceiling oracle|none] [--update-docs]
+
+The page is written to ``OUT/leaderboard.md``; ``--update-docs`` also writes docs/leaderboard.md
+(the checkout's page changes only when asked: ``--suite v1 --workers 2 --update-docs`` wrote it).
+Every argument and player, and every cells file a bench would resume from, is checked before the
+first player is benched: a bad one is one line (exit status 2), not a traceback hours into the run.
 
 The suite's frozen pool, then the shipped players outside it (``--extra``, :data:`EXTRA_PLAYERS` by
 default): those are benched at the suite's tables where they ship weights, and their row says which.
@@ -23,29 +28,36 @@ cells are kept; the times are measured again at every run).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from baselines.benchmark import bench, load_suite
-from baselines.benchmark.run import CELLS_FILE
-from baselines.benchmark.scorecard import normalised_to
-from baselines.benchmark.suite import LATEST, suite_path
+from baselines.benchmark.run import CELLS_FILE, OUT_FILES, playable_tables, read_cells
+from baselines.benchmark.scorecard import Scorecard, normalised_to
+from baselines.benchmark.suite import LATEST, Suite, suite_path
+from baselines.cli import OneLineParser, options
+from baselines.harness.parallel import MAX_WORKERS
 from baselines.harness.timing import decision_times
 from dominoes_env import files
+from dominoes_env.core import validation
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "leaderboard.md"
 #: Where the cells of the players too slow to bench at every run are committed, one folder a suite version.
 COMMITTED = ROOT / "benchmarks" / "results"
-COMMAND = "python tools/leaderboard.py --suite {version} --workers 2"
+COMMAND = "python tools/leaderboard.py --suite {version} --workers 2 --update-docs"
 #: Shipped players that joined after the suite's pool was frozen: benched too, their row marked.
 EXTRA_PLAYERS = ("ppo", "champion")
 #: The calibration player every row is also normalised to (it sees every hand: a row, not a rank).
 CEILING = "oracle"
 #: Hands each player is timed over (after one warm-up hand) for its milliseconds a decision.
 TIMED_HANDS = 20
+#: The page's name under --out (and docs/leaderboard.md with --update-docs).
+PAGE_NAME = "leaderboard.md"
 
 
 def start_from_committed(player: str, version: str, out: Path, committed: Path = COMMITTED) -> bool:
@@ -56,7 +68,7 @@ def start_from_committed(player: str, version: str, out: Path, committed: Path =
     bench checks the file's header (format, suite, agent) when it reads it back, so a copy made
     for another agent or suite is refused there, not silently used. Returns whether it copied.
     """
-    source = committed / f"bench-{version}" / player / CELLS_FILE
+    source = committed_cells(player, version, committed)
     target = out / player / CELLS_FILE
     if target.exists() or not source.is_file():
         return False
@@ -65,11 +77,62 @@ def start_from_committed(player: str, version: str, out: Path, committed: Path =
     return True
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default=LATEST)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("runs/bench-leaderboard"))
+def committed_cells(player: str, version: str, committed: Path = COMMITTED) -> Path:
+    """Where `player`'s committed cells of suite `version` are (if they are)."""
+    return committed / f"bench-{version}" / player / CELLS_FILE
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run benches, every part checked (:func:`checked_plan`)."""
+
+    suite: Suite
+    players: tuple[str, ...]  # the pool, the extra players, then the ceiling
+    ceiling: str | None
+    workers: int
+
+
+def checked_plan(args: argparse.Namespace) -> Plan:
+    """The run the arguments ask for, checked before any player is benched: the suite, the
+    workers, every player at the suite's tables (the registry builds each, as the bench would),
+    every cells file a bench would resume from (the player's under --out, else its committed
+    one), then --out and the player folders in it (created). Why all first: the champion's and the
+    oracle's benches take hours, and a bad last argument must not wait for them.
+
+    Raises:
+        ValueError: one line naming the argument or file and what is allowed.
+    """
+    suite = load_suite(args.suite)  # an unknown version: SuiteError listing the shipped ones
+    workers = options.count("--workers", args.workers, 1, MAX_WORKERS)
+    ceiling = None if args.ceiling == "none" else args.ceiling
+    named = {player: f"suite {suite.version}'s pool player" for player in suite.pool}
+    named.update({player: "--extra" for player in args.extra if player not in named})
+    if ceiling is not None and ceiling not in named:
+        named[ceiling] = "--ceiling"
+    for player, option in named.items():
+        try:
+            playable_tables(suite, player)
+        except ValueError as error:
+            raise ValueError(f"{option} {player}: {error}") from None
+    for player in named:
+        resumed = args.out / player / CELLS_FILE
+        if not resumed.exists() and not args.no_committed:
+            resumed = committed_cells(player, suite.version, COMMITTED)
+        read_cells(resumed, suite, player)  # a damaged file: the file and its line, read only
+    files.check_output_directory("--out", args.out, (PAGE_NAME,))
+    for player in named:
+        files.check_output_directory("--out", args.out / player, OUT_FILES)
+    return Plan(suite, tuple(named), ceiling, workers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command: exit status 0, or 2 with one line on stderr for bad input."""
+    parser = OneLineParser(prog="tools/leaderboard.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default=LATEST, help=f"the suite version (default {LATEST})")
+    parser.add_argument("--workers", type=validation.integer_argument, default=2,
+                        help=f"worker processes a bench (1-{MAX_WORKERS}; default 2)")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench-leaderboard"),
+                        help=f"a directory: each player's bench in OUT/PLAYER, the page in OUT/{PAGE_NAME}")
     parser.add_argument("--extra", nargs="*", default=list(EXTRA_PLAYERS),
                         help="shipped players outside the frozen pool to bench too "
                              f"(default {' '.join(EXTRA_PLAYERS)})")
@@ -77,26 +140,53 @@ def main() -> None:
                         help=f"the player every row is also normalised to (default {CEILING}; none: no such column)")
     parser.add_argument("--no-committed", action="store_true",
                         help="play every cell again, even a player's committed under benchmarks/results/")
-    args = parser.parse_args()
-    suite = load_suite(args.suite)
-    ceiling = None if args.ceiling == "none" else args.ceiling
+    parser.add_argument("--update-docs", action="store_true",
+                        help="also write the page to docs/leaderboard.md (the checkout's page; not by default)")
+    args = parser.parse_args(argv)
+    try:
+        plan = checked_plan(args)
+        cards, seconds = bench_all(plan, args)
+        lines = page(plan, args, cards, decision_milliseconds(plan.suite, cards))
+        for target in [args.out / PAGE_NAME, *([PAGE] if args.update_docs else [])]:
+            files.write_atomically(target, ("\n".join(lines) + "\n").encode())
+    except (ValueError, OSError) as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    print({player: round(value) for player, value in seconds.items()})
+    return 0
+
+
+def bench_all(plan: Plan, args: argparse.Namespace) -> tuple[list[Scorecard], dict[str, float]]:
+    """Every player's scorecard (best rating first) and the seconds its bench took."""
     cards, seconds = [], {}
-    players = [*suite.pool, *[extra for extra in args.extra if extra not in suite.pool]]
-    for player in [*players, *([ceiling] if ceiling and ceiling not in players else [])]:
+    for player in plan.players:
         start = time.time()
-        if not args.no_committed and start_from_committed(player, suite.version, args.out):
-            print(f"{player}: starting from the committed cells in {COMMITTED / f'bench-{suite.version}' / player}")
-        cards.append(bench(player, suite, out=args.out / player, workers=args.workers))
+        if not args.no_committed and start_from_committed(player, plan.suite.version, args.out, COMMITTED):
+            print(f"{player}: starting from the committed cells in "
+                  f"{committed_cells(player, plan.suite.version, COMMITTED)}")
+        cards.append(bench(player, plan.suite, out=args.out / player, workers=plan.workers))
         seconds[player] = time.time() - start
     cards.sort(key=lambda card: -(card.rating.value if card.rating else 0.0))
-    top = next((card for card in cards if card.agent == ceiling), None)
-    command = COMMAND.format(version=suite.version) + ("" if args.ceiling == CEILING else f" --ceiling {args.ceiling}")
-    tables = [table.name for table in suite.tables]
+    return cards, seconds
+
+
+def decision_milliseconds(suite: Suite, cards: list[Scorecard]) -> dict[str, float]:
+    """Each benched player's median milliseconds a decision at the suite's first table."""
     timed_at = suite.tables[0].config
     milliseconds = {}
     for card in cards:
         decision_times(card.agent, 1, timed_at)  # compiles and loads: not timed
         milliseconds[card.agent] = 1e3 * float(np.median(decision_times(card.agent, TIMED_HANDS, timed_at)))
+    return milliseconds
+
+
+def page(plan: Plan, args: argparse.Namespace, cards: list[Scorecard], milliseconds: dict[str, float]) -> list[str]:
+    """The page's lines: the command, what the columns mean, a row a player."""
+    suite, ceiling = plan.suite, plan.ceiling
+    top = next((card for card in cards if card.agent == ceiling), None)
+    command = COMMAND.format(version=suite.version) + ("" if args.ceiling == CEILING else f" --ceiling {args.ceiling}")
+    tables = [table.name for table in suite.tables]
     lines = [f"# Leaderboard: dominoes-bench {suite.version}", "",
              f"Every shipped player benched on suite {suite.version} (`{suite_path(suite.version).name}`; "
              "[the protocol](bench.md)), regenerated by", "", f"    {command}", "",
@@ -135,15 +225,12 @@ def main() -> None:
                      + " | ".join(by_table) + " |")
     committed = [] if args.no_committed else sorted(
         path.parent.name for path in (COMMITTED / f"bench-{suite.version}").glob(f"*/{CELLS_FILE}"))
-    lines += ["", "Each player's full scorecard (every line-up, hands and games won) is in "
-              f"`{args.out}/PLAYER/scorecard.md` after the command."
-              + (f" The cells of {', '.join(committed)} are committed in `benchmarks/results/bench-{suite.version}/` "
-                 "(their benches take hours: the command starts from them; `--no-committed` plays them again)."
-                 if committed else "")]
-    files.write_atomically(PAGE, ("\n".join(lines) + "\n").encode())
-    print("\n".join(lines))
-    print({player: round(value) for player, value in seconds.items()})
+    return lines + ["", "Each player's full scorecard (every line-up, hands and games won) is in "
+                    f"`{args.out}/PLAYER/scorecard.md` after the command."
+                    + (f" The cells of {', '.join(committed)} are committed in "
+                       f"`benchmarks/results/bench-{suite.version}/` (their benches take hours: the command starts "
+                       "from them; `--no-committed` plays them again)." if committed else "")]
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from baselines.benchmark.rating import Outcome
-from baselines.benchmark.suite import LineUp, Suite, Table, cell_name, check_weights
+from baselines.benchmark.suite import MAX_GAMES, MAX_HANDS_PER_GAME, LineUp, Suite, Table, cell_name, check_weights
 from baselines.harness.evaluate import EvaluationResult, evaluate
 from baselines.harness.parallel import BACKENDS, ordered_map
 from baselines.harness.statistics import ci95_half_width
@@ -31,13 +31,19 @@ from baselines.policies import registry, specs
 from baselines.policies.policy import Policy
 from dominoes_env import files
 from dominoes_env.core import validation
-from dominoes_env.core.config import describe_table
+from dominoes_env.core.config import MAX_PLAYERS, describe_table
 
 AGENT = "agent"  #: the agent's label in every cell
 CELLS_FILE = "cells.jsonl"
 CELLS_FORMAT = "dominoes-bench-cells/1"
 #: Every file a bench writes into its output directory.
 OUT_FILES = (CELLS_FILE, "scorecard.json", "scorecard.md", "scorecard.png")
+#: The fields of a cell result in the cells file, as :meth:`CellResult.to_dict` writes them.
+CELL_FIELDS = ("cell", "hands", "games", "agent_pips", "opponent_pips", "difference", "ci95", "hands_won",
+               "games_won", "per_deal", "outcomes")
+#: Bounds on a cell read back: its hands (a suite's games x hands a game x players) and pips.
+MAX_CELL_HANDS = MAX_GAMES * MAX_HANDS_PER_GAME * MAX_PLAYERS
+MAX_PIPS = 1e6
 
 
 class BenchError(ValueError):
@@ -69,12 +75,50 @@ class CellResult:
                 "outcomes": [[o.opponent, o.game, o.score, o.count] for o in self.outcomes]}
 
     @classmethod
-    def from_dict(cls, content: dict[str, Any]) -> CellResult:
-        return cls(str(content["cell"]), int(content["hands"]), int(content["games"]),
-                   float(content["agent_pips"]), float(content["opponent_pips"]), float(content["difference"]),
-                   float(content["ci95"]), float(content["hands_won"]), float(content["games_won"]),
-                   tuple(float(value) for value in content["per_deal"]),
-                   tuple(Outcome(str(o[0]), str(o[1]), float(o[2]), int(o[3])) for o in content["outcomes"]))
+    def from_dict(cls, content: Any) -> CellResult:
+        """A cell result from its JSON form, every field's type and range checked (a resumed cell
+        goes into the scorecard as it is read, so a NaN or a count of 0 here would be a rating).
+
+        Raises:
+            ValueError: naming the field, its value and what is allowed.
+        """
+        if not isinstance(content, dict):
+            raise ValueError(f"a cell result is a JSON object, got {validation.shown(content)}")
+        missing = [key for key in CELL_FIELDS if key not in content]
+        unexpected = sorted(map(str, set(content) - set(CELL_FIELDS)))
+        if missing or unexpected:
+            wrong = [f"{what} {keys}" for what, keys in (("missing", missing), ("unexpected", unexpected)) if keys]
+            raise ValueError(f"{', '.join(wrong)} (a cell result has the fields {list(CELL_FIELDS)})")
+        if not isinstance(content["cell"], str):
+            raise ValueError(f"cell must be a name 'TABLE/LINE-UP', got {validation.shown(content['cell'])}")
+        hands = validation.integer("hands", content["hands"], 1, MAX_CELL_HANDS)
+        per_deal, outcomes = content["per_deal"], content["outcomes"]
+        if not isinstance(per_deal, list) or not 1 <= len(per_deal) <= hands:
+            raise ValueError(f"per_deal must be a list of 1 to {hands} numbers (one a deal)")
+        if not isinstance(outcomes, list) or not outcomes:
+            raise ValueError("outcomes must be a non-empty list of [opponent, game, score, count]")
+        return cls(content["cell"], hands, validation.integer("games", content["games"], 1, hands),
+                   _pips("agent_pips", content["agent_pips"]), _pips("opponent_pips", content["opponent_pips"]),
+                   _gap("difference", content["difference"]), _pips("ci95", content["ci95"]),
+                   validation.real("hands_won", content["hands_won"], 0, 1),
+                   validation.real("games_won", content["games_won"], 0, 1),
+                   tuple(_gap("per_deal", value) for value in per_deal), tuple(map(_outcome, outcomes)))
+
+
+def _pips(what: str, value: Any) -> float:
+    return validation.real(what, value, 0, MAX_PIPS)
+
+
+def _gap(what: str, value: Any) -> float:
+    return validation.real(what, value, -MAX_PIPS, MAX_PIPS)
+
+
+def _outcome(value: Any) -> Outcome:
+    """One [opponent, game, score, count] of a cell read back: `score` wins (ties a half) of `count` seats."""
+    if not (isinstance(value, list) and len(value) == 4 and isinstance(value[0], str) and isinstance(value[1], str)):
+        raise ValueError(f"an outcome must be [opponent, game, score, count], got {validation.shown(value)}")
+    count = validation.integer("an outcome's count", value[3], 1, MAX_PLAYERS - 1)
+    return Outcome(value[0], value[1], validation.real("an outcome's score", value[2], 0, count), count)
 
 
 def _round(value: float) -> float:
@@ -188,19 +232,20 @@ def run_cells(suite: Suite, agent: str | Callable[..., Policy] | Policy, out_dir
     process; a Policy only at tables of its own size and rules).
 
     Raises:
-        BenchError: the cells file belongs to another suite or agent, or is damaged.
+        BenchError: the cells file belongs to another suite or agent, or is damaged (a line
+            that is not a cell of `suite`: nothing is played and the file is left as it is).
     """
     check_weights(suite)
     validation.choice("backend", backend, BACKENDS)  # before the cells file is opened
-    header = {"format": CELLS_FORMAT, "suite": suite.version, "agent": agent_label(agent)}
     playable = set(playable_tables(suite, agent))  # a bad spec is one line before any cell
     indexed = [(index, cell) for index, cell in enumerate(suite.cells()) if cell[0].name in playable]
     indices = [index for index, _ in indexed]
     cells = [cell for _, cell in indexed]
-    done = _read_cells(out_dir, header) if out_dir is not None else {}
+    done = _read_cells(out_dir, suite, agent_label(agent)) if out_dir is not None else {}
     wanted = [cell_name(table, line_up) for table, line_up in cells]
     missing = [k for k, name in enumerate(wanted) if name not in done]
-    writer = _open_cells(out_dir, header, bool(done)) if out_dir is not None else None
+    writer = _open_cells(out_dir, cells_header(suite, agent_label(agent)), bool(done)) \
+        if out_dir is not None else None
     try:
         for fresh in _played(suite, agent, cells, [indices[k] for k in missing], missing, workers, backend,
                              ray_address):
@@ -269,31 +314,80 @@ def _played(suite: Suite, agent: str | Callable[..., Policy] | Policy, cells: li
             yield play_cell(suite, table, line_up, agent)
 
 
-def _read_cells(out_dir: str | os.PathLike, header: dict[str, str]) -> dict[str, CellResult]:
+def read_cells(path: str | os.PathLike, suite: Suite, agent: str) -> dict[str, CellResult]:
+    """The cells of `agent` (its label) already played in the cells file at `path` (none if there is
+    no file), every line checked and nothing written: the leaderboard checks each player's file
+    with it before it benches any.
+
+    Raises:
+        BenchError: the file belongs to another suite or agent, or a line is not a cell of `suite`
+            (the message names the file and the line); the file is left as it is.
+    """
+    return _checked_cells(Path(path), suite, agent)[0]
+
+
+def _read_cells(out_dir: str | os.PathLike, suite: Suite, agent: str) -> dict[str, CellResult]:
+    """:func:`read_cells` of ``out_dir/cells.jsonl``, then its unfinished last line (a killed
+    write) cut off, so that the cells played now are appended after the last complete one."""
     path = Path(out_dir) / CELLS_FILE
+    done, complete = _checked_cells(path, suite, agent)
+    if complete is not None:
+        files.write_atomically(path, complete)
+    return done
+
+
+def _checked_cells(path: Path, suite: Suite, agent: str) -> tuple[dict[str, CellResult], bytes | None]:
+    """The cells in the file and, where it ends in an unfinished line, its bytes without that line."""
     if not path.exists():
-        return {}
+        return {}, None
     try:
         lines = files.read_regular_file(path, 1 << 30).decode().split("\n")
     except (OSError, files.FileRefused, UnicodeDecodeError) as error:
         raise BenchError(f"{str(path)!r} cannot be read: {error}") from None
     complete = lines[:-1]  # the part after the last newline is an unfinished write: played again
+    header = cells_header(suite, agent)
     try:
         found = json.loads(complete[0]) if complete else None
     except ValueError:
         found = None
     if found != header:
         raise BenchError(f"{str(path)!r} holds another bench ({found}); this one is {header}: choose another --out")
-    done = {}
+    tables = {cell_name(table, line_up): table for table, line_up in suite.cells()}
+    done: dict[str, CellResult] = {}
+    lines_of: dict[str, int] = {}
     for number, line in enumerate(complete[1:], start=2):
         try:
-            result = CellResult.from_dict(json.loads(line))
-        except (ValueError, KeyError, TypeError, IndexError):
-            raise BenchError(f"{str(path)!r} line {number} is not a cell result") from None
-        done[result.cell] = result
-    if lines[-1]:
-        files.write_atomically(path, ("\n".join(complete) + "\n").encode())  # cut the unfinished line
-    return done
+            result = _cell_of(line, suite, tables)
+            if result.cell in lines_of:
+                raise ValueError(f"cell {result.cell!r} is recorded twice (also on line {lines_of[result.cell]})")
+        except (ValueError, TypeError, RecursionError) as error:
+            raise BenchError(f"{path}, line {number}: not a cell result of suite {suite.version}: "
+                             f"{validation.reason(error)}") from None
+        done[result.cell], lines_of[result.cell] = result, number
+    return done, (("\n".join(complete) + "\n").encode() if lines[-1] else None)
+
+
+def _cell_of(line: str, suite: Suite, tables: dict[str, Table]) -> CellResult:
+    """A line of the cells file as a cell of `suite` (`tables`: each cell's table), or a ValueError
+    saying what is wrong: not JSON, a field, a cell the suite does not play or counts it does not."""
+    try:
+        content = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON at column {error.colno} ({error.msg})") from None
+    result = CellResult.from_dict(content)
+    table = tables.get(result.cell)
+    if table is None:
+        raise ValueError(f"cell {result.cell!r} is not one of the suite's cells {sorted(tables)}")
+    counts = (suite.hands(table), suite.hands(table) // suite.hands_per_game, suite.games)
+    if (result.hands, result.games, len(result.per_deal)) != counts:
+        raise ValueError(f"cell {result.cell!r} has {result.hands} hands, {result.games} games and "
+                         f"{len(result.per_deal)} deals; the suite plays {counts[0]}, {counts[1]} and {counts[2]}")
+    return result
+
+
+def cells_header(suite: Suite, agent: str) -> dict[str, str]:
+    """The first line of a cells file: which suite and which agent (its label) the cells belong to."""
+    return {"format": CELLS_FORMAT, "suite": suite.version, "agent": agent}
 
 
 def _open_cells(out_dir: str | os.PathLike, header: dict[str, str], resuming: bool) -> Any:

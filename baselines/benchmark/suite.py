@@ -41,6 +41,7 @@ FORMAT = "dominoes-bench-suite/1"
 LATEST = "v1"
 MAX_SUITE_BYTES = 1 << 20
 MAX_GAMES = 10_000
+MAX_HANDS_PER_GAME = 1000
 QUICK_GAMES = 2  #: games per line-up of ``--quick``
 
 
@@ -186,7 +187,7 @@ def suite_from_dict(content: Any) -> Suite:
     if not isinstance(version, str) or not version:
         raise ValueError("version must be a non-empty string")
     games = validation.integer("games", content["games"], 2, MAX_GAMES, "at least 2: an interval needs two deals")
-    hands_per_game = validation.integer("hands_per_game", content["hands_per_game"], 1, 1000)
+    hands_per_game = validation.integer("hands_per_game", content["hands_per_game"], 1, MAX_HANDS_PER_GAME)
     pool = tuple(_names("pool", content["pool"]))
     tables = []
     for entry in content["tables"]:

@@ -32,6 +32,10 @@ from dominoes_env.core import validation
 
 #: Most copies of one policy in an evaluation or a league.
 MAX_COPIES = 1000
+#: The longest spec read, in characters: a name, a few parameters and a weights path fit many
+#: times over, and the parser's work and memory stay small whatever the text (a spec of tens
+#: of thousands of operators makes Python's own parser fail with MemoryError or RecursionError).
+MAX_SPEC_CHARS = 1024
 #: Parameters every policy gets from the evaluation or league, never from a spec.
 RESERVED = ("num_players", "highest_double", "seed")
 
@@ -115,6 +119,9 @@ def parse(text: str, default_copies: int = 1) -> tuple[PolicySpec, int]:
     """
     if not isinstance(text, str):
         raise SpecError(f"a policy spec is text, got {text!r}")
+    if len(text) > MAX_SPEC_CHARS:
+        raise SpecError(f"a policy spec is at most {MAX_SPEC_CHARS:,} characters, got one of {len(text):,} "
+                        f"({text[:40]!r}...)")
     if not text.strip().isprintable():  # a label is printed in tables and records: no escapes, no newlines
         raise SpecError(f"cannot read policy {text!r}: a spec is printable text (no control characters such as "
                         f"escapes, tabs or newlines)")
@@ -154,8 +161,13 @@ def _parameters(text: str, inside: str | None) -> dict[str, Any]:
         call = ast.parse(source, mode="eval").body
     except SyntaxError:
         call = None
+    except (MemoryError, RecursionError):  # nested past what Python's parser takes
+        raise SpecError(f"cannot read the parameters of {text[:60]!r}: nested too deeply") from None
     if isinstance(call, ast.Call) and not call.args and all(k.arg for k in call.keywords):
-        return {keyword.arg: _value(source, keyword.value) for keyword in call.keywords if keyword.arg}
+        try:
+            return {keyword.arg: _value(source, keyword.value) for keyword in call.keywords if keyword.arg}
+        except (MemoryError, RecursionError):
+            raise SpecError(f"cannot read the parameters of {text[:60]!r}: nested too deeply") from None
     params: dict[str, Any] = {}  # not Python syntax (e.g. a path value): plain KEY=VALUE pairs
     for item in filter(None, (part.strip() for part in inside.split(","))):
         key, equals, value = item.partition("=")
@@ -175,5 +187,5 @@ def _value(source: str, node: ast.expr) -> Any:
 def _literal(text: str) -> Any:
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):  # not a literal, or nested past the parser
         return text

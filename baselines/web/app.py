@@ -22,7 +22,7 @@ import asyncio
 import json
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from baselines.web.admission import SHIPPED, Admission
 from baselines.web.games import (
     MAX_WEB_HANDS,
     Abandoned,
+    Client,
     GameRefused,
     GameStore,
     NotYet,
@@ -48,8 +49,8 @@ from baselines.web.games import (
     SessionFull,
     WebGame,
 )
-from baselines.web.guard import LOCAL_HOSTS, OwnOriginOnly, session_of
-from baselines.web.watch import RecordLibrary, hand_frames, parse_upload, summary
+from baselines.web.guard import LOCAL_HOSTS, OwnOriginOnly, peer_of, session_of
+from baselines.web.watch import MAX_UPLOAD_BYTES, RecordLibrary, hand_frames, parse_upload, summary
 from dominoes_env.core import validation
 from dominoes_env.core.config import (
     MAX_HIGHEST,
@@ -61,10 +62,15 @@ from dominoes_env.core.config import (
     describe_table,
     make_config,
 )
-from dominoes_env.records import MAX_RECORD_BYTES, RecordError
+from dominoes_env.records import RecordError
 
 STATIC = Path(str(resources.files("baselines.web") / "static"))
 MAX_REQUEST_BYTES = 64 * 1024  #: a request that is not an upload
+#: Records read at once (uploaded or from the directory): each takes memory up to a bounded
+#: multiple of its size (:func:`dominoes_env.records.loads_within_budget`), so this bounds the total.
+MAX_RECORDS_AT_ONCE = 2
+#: How long a record request waits for its turn before it is told to try again (503).
+RECORD_WAIT_SECONDS = 10.0
 #: How often a request whose opponents are playing looks whether its client went away.
 DISCONNECT_POLL_SECONDS = 0.2
 
@@ -73,9 +79,13 @@ class RequestTooLarge(GameRefused):
     """A request body over its limit (answered 413)."""
 
 
+class Busy(GameRefused):
+    """The server reads as many records as it may at once (answered 503)."""
+
+
 #: The status of each kind of refusal; any other GameRefused or RecordError is a 400.
 STATUS: dict[type[Exception], int] = {RequestTooLarge: 413, ServerFull: 503, SessionFull: 429, NotYet: 409,
-                                      Abandoned: 503}
+                                      Abandoned: 503, Busy: 503}
 
 
 def refuse(reason: str, status: int = 400) -> JSONResponse:
@@ -116,9 +126,11 @@ def new_game(data: dict[str, Any], admission: Admission) -> WebGame:
         seat = validation.integer("seat", data.get("seat", 0), 0, players - 1)
         hands = validation.integer("hands", data.get("hands", 1), 1, MAX_WEB_HANDS)
         seed = validation.seed("seed", data.get("seed"))
-        texts = data.get("opponents") or []
-        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
-            raise ValueError("opponents is a list of policy specs")
+        texts = data.get("opponents")  # absent or null: the table's default opponent in every seat
+        if texts is not None and (not isinstance(texts, list) or not texts
+                                  or not all(isinstance(text, str) for text in texts)):
+            raise ValueError(f"opponents is a non-empty list of policy specs (or left out for the default), got "
+                             f"{validation.shown(texts)}")
         opponents = admission.opponents(texts, config)
     except ValueError as error:
         raise GameRefused(str(error).splitlines()[0]) from None
@@ -138,6 +150,11 @@ def _query_table(query: Any) -> GameConfig:
                            rules=validation.choice("rules", query.get("rules", "rule_book"), RULE_SETS))
     except ValueError as error:
         raise GameRefused(str(error).splitlines()[0]) from None
+
+
+def client_of(scope: Any) -> Client:
+    """Who sent a request: its browser session and its address."""
+    return Client(session_of(scope), peer_of(scope))
 
 
 def _locked(game: WebGame, work: Callable[[], Any]) -> Any:
@@ -165,11 +182,25 @@ class Api:
 
     def __init__(self, games: GameStore, library: RecordLibrary, admission: Admission) -> None:
         self.games, self.library, self.admission = games, library, admission
+        self._reading = asyncio.Semaphore(MAX_RECORDS_AT_ONCE)
         self._hints_by_table: dict[Any, Hints] = {}
         self._offers: dict[GameConfig, tuple[list[str], str]] = {}
 
     def _game(self, request: Request) -> WebGame:
-        return self.games.get(request.path_params["game"])
+        """The game the path names, if this request's session made it (404 otherwise)."""
+        return self.games.get(request.path_params["game"], session_of(request.scope))
+
+    async def _read_record(self, read: Callable[[], Awaitable[Any]]) -> Any:
+        """`read()` once one of the :data:`MAX_RECORDS_AT_ONCE` turns is free (503 after
+        :data:`RECORD_WAIT_SECONDS`)."""
+        try:
+            await asyncio.wait_for(self._reading.acquire(), RECORD_WAIT_SECONDS)
+        except asyncio.TimeoutError:
+            raise Busy(f"the server is reading {MAX_RECORDS_AT_ONCE} records already; try again in a moment") from None
+        try:
+            return await read()
+        finally:
+            self._reading.release()
 
     def _hints_for(self, config: Any) -> Hints:
         if config not in self._hints_by_table:
@@ -181,11 +212,9 @@ class Api:
         the shipped players that play it, the strongest of them as the default."""
         table = _query_table(request.query_params)
         offered, default = await run_in_threadpool(self._offered, table)
-        session = session_of(request.scope)
-        room = min(self.games.max_games - self.games.going_on(), self.games.max_per_session
-                   - self.games.going_on(session))
+        room = self.games.room(client_of(request.scope))
         return JSONResponse({"players": offered, "default": default, "rule_sets": list(RULE_SETS),
-                             "max_hands": MAX_WEB_HANDS, "room": max(0, room), "table": describe_table(table)})
+                             "max_hands": MAX_WEB_HANDS, "room": room, "table": describe_table(table)})
 
     def _offered(self, table: GameConfig) -> tuple[list[str], str]:
         if table not in self._offers:
@@ -201,10 +230,10 @@ class Api:
 
     async def create(self, request: Request) -> Response:
         data = await _json_object(request)
-        session = session_of(request.scope)
-        self.games.check_room(session)  # before a game is built
+        client = client_of(request.scope)
+        self.games.check_room(client)  # before a game is built
         game = await run_in_threadpool(new_game, data, self.admission)
-        key = self.games.add(game, session)
+        key = self.games.add(game, client)
         try:
             frames = await _watched(request, game, game.start)
         except GameRefused:
@@ -256,11 +285,15 @@ class Api:
 
     async def record_frames(self, request: Request) -> Response:
         name = request.path_params["name"]
-        return JSONResponse(await run_in_threadpool(lambda: self._frames_of(self.library.read(name), request)))
+        return JSONResponse(await self._read_record(
+            lambda: run_in_threadpool(lambda: self._frames_of(self.library.read(name), request))))
 
     async def upload(self, request: Request) -> Response:
-        body = await _body(request, MAX_RECORD_BYTES)
-        return JSONResponse(await run_in_threadpool(lambda: self._frames_of(parse_upload(body), request)))
+        async def read() -> Any:  # the body is read in its turn: waiting uploads hold no memory
+            body = await _body(request, MAX_UPLOAD_BYTES)
+            return await run_in_threadpool(lambda: self._frames_of(parse_upload(body), request))
+
+        return JSONResponse(await self._read_record(read))
 
     def routes(self) -> list[Route | Mount]:
         return [

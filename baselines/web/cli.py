@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     port = options.count("--port", args.port, 1, MAX_PORT)
     idle = options.count("--idle-minutes", args.idle_minutes, 1, 24 * 60)
     for option, directory in (("--records", args.records), ("--players-dir", args.players_dir)):
+        if directory is not None and not directory.strip():  # Path("") is the current folder
+            raise ValueError(f"{option}: an empty name is no directory (give the folder, e.g. {option} ./players)")
         if directory is not None and not Path(directory).is_dir():
             raise ValueError(f"{option}: {directory!r} is not a directory")
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,11 @@ from dominoes_env.records import RecordGames, dumps_record
 
 MAX_GAMES = 64  #: games going on at once; a new one beyond is refused until one ends or idles out
 MAX_GAMES_PER_SESSION = 8  #: games going on at once in one browser session (the anonymous one too)
+MAX_GAMES_PER_PEER = 16  #: games going on at once from one network address (this machine's excepted)
+#: When the server is full, a game untouched this long gives its place to a new one.
+FULL_IDLE_SECONDS = 2 * 60
+#: The peer of every client on this machine: loopback addresses cannot tell local users apart.
+LOOPBACK = "loopback"
 MAX_FINISHED = 256  #: finished games kept for their records (the downloaded ones make room first)
 IDLE_SECONDS = 30 * 60  #: a game nobody touched for this long is dropped
 MAX_WEB_HANDS = 20  #: hands of a game started from the page
@@ -58,6 +64,15 @@ class NotYet(GameRefused):
 class Abandoned(GameRefused):
     """The game was abandoned while its opponents played: its page went away, it idled out, or
     the server stops (answered 503 to whoever still listens)."""
+
+
+@dataclass(frozen=True)
+class Client:
+    """Who asks: the browser session (a signed cookie; "" for every client without one) and the
+    network address it comes from (:data:`LOOPBACK` for this machine)."""
+
+    session: str
+    peer: str = LOOPBACK
 
 
 @dataclass(frozen=True)
@@ -243,20 +258,34 @@ class WebGame:
 
 
 class GameStore:
-    """The games being played, by id (an unguessable token), each in a browser session.
+    """The games being played, by id (an unguessable token), each owned by the browser session
+    that made it: another session asking for it is told there is no such game.
 
-    At most `max_games` games going on in all, and `max_per_session` in one session; a game
-    nobody touched for `idle_seconds` is dropped (and abandoned, should its opponents still
-    play). A finished game takes no place and keeps its record until it idles out; past
+    Places: at most `max_games` games going on in all, `max_per_session` in one session and
+    `max_per_peer` from one network address other than this machine's (a client that drops its
+    cookie to get a new session is still held to its address's budget). A game nobody touched
+    for `idle_seconds` is dropped (and abandoned, should its opponents still play).
+
+    A full server makes room rather than refuse, in this order: the least recently used game of
+    a session that holds at least two more games than the one asking (so a client that mints
+    sessions can at most bring every session down to one game, never take a newcomer's only
+    game), then any game untouched for `full_idle_seconds`. Only when neither exists is the
+    request refused. On this machine every client shares the loopback address, so the
+    address budget cannot tell a local script from a local browser: there the fair share
+    alone keeps a place for the browser.
+
+    A finished game takes no place and keeps its record until it idles out; past
     `max_finished` of them, the downloaded ones, then the oldest, make room.
     """
 
     def __init__(self, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-                 max_per_session: int = MAX_GAMES_PER_SESSION, max_finished: int = MAX_FINISHED) -> None:
+                 max_per_session: int = MAX_GAMES_PER_SESSION, max_finished: int = MAX_FINISHED,
+                 max_per_peer: int = MAX_GAMES_PER_PEER, full_idle_seconds: float = FULL_IDLE_SECONDS) -> None:
         self.max_games, self.idle_seconds = max_games, idle_seconds
         self.max_per_session, self.max_finished = max_per_session, max_finished
+        self.max_per_peer, self.full_idle_seconds = max_per_peer, min(full_idle_seconds, idle_seconds)
         self._games: dict[str, WebGame] = {}
-        self._sessions: dict[str, str] = {}  # game id -> its browser session
+        self._owners: dict[str, Client] = {}  # game id -> who made it
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -267,13 +296,14 @@ class GameStore:
         with self._lock:
             return self._count(session)
 
-    def _count(self, session: str | None) -> int:
+    def _count(self, session: str | None = None, peer: str | None = None) -> int:
         return sum(1 for key, game in self._games.items()
-                   if not game.finished and (session is None or self._sessions[key] == session))
+                   if not game.finished and (session is None or self._owners[key].session == session)
+                   and (peer is None or self._owners[key].peer == peer))
 
     def _drop(self, key: str) -> None:
         self._games.pop(key).abandon()
-        del self._sessions[key]
+        del self._owners[key]
 
     def _drop_idle(self) -> None:
         now = time.monotonic()
@@ -284,39 +314,78 @@ class GameStore:
         for _, _, key in finished[:max(0, len(finished) - self.max_finished)]:
             self._drop(key)
 
-    def _refuse_when_full(self, session: str) -> None:
+    def _room_to_make(self, session: str) -> str | None:
+        """The game a full server gives up for `session` (see the class), or None."""
+        going = [(game.last_used, key) for key, game in self._games.items() if not game.finished]
+        held = Counter(self._owners[key].session for _, key in going)
+        fair = [(used, key) for used, key in going if held[self._owners[key].session] >= held[session] + 2]
+        now = time.monotonic()
+        idle = [(used, key) for used, key in going if now - used >= self.full_idle_seconds]
+        for candidates in (fair, idle):
+            if candidates:
+                return min(candidates)[1]
+        return None
+
+    def _refuse_when_full(self, client: Client, make_room: bool = False) -> None:
         self._drop_idle()
-        if self._count(None) >= self.max_games:
-            raise ServerFull(f"the server is full: it holds {self.max_games} games going on already; try again when "
-                             f"one ends or idles out (after {self.idle_seconds / 60:g} minutes untouched)")
-        if self._count(session) >= self.max_per_session:
+        if self._count(client.session) >= self.max_per_session:
             raise SessionFull(f"this browser has {self.max_per_session} games going on already; finish one, or wait "
                               f"until one idles out (after {self.idle_seconds / 60:g} minutes untouched)")
+        if client.peer != LOOPBACK and self._count(peer=client.peer) >= self.max_per_peer:
+            raise SessionFull(f"this address has {self.max_per_peer} games going on already; finish one, or wait "
+                              f"until one idles out (after {self.idle_seconds / 60:g} minutes untouched)")
+        if self._count() >= self.max_games:
+            victim = self._room_to_make(client.session)
+            if victim is None:
+                raise ServerFull(f"the server is full: it holds {self.max_games} games going on already; try again "
+                                 f"when one ends or idles out (after {self.full_idle_seconds / 60:g} minutes "
+                                 f"untouched)")
+            if make_room:
+                self._drop(victim)
 
-    def check_room(self, session: str) -> None:
-        """Refuse at once when no game could be added for `session` (before a game is built).
+    def room(self, client: Client) -> int:
+        """How many more games `client` could start now (places free, or that a full server would make)."""
+        with self._lock:
+            self._drop_idle()
+            own = self.max_per_session - self._count(client.session)
+            if client.peer != LOOPBACK:
+                own = min(own, self.max_per_peer - self._count(peer=client.peer))
+            free = self.max_games - self._count()
+            if free <= 0:
+                free = int(self._room_to_make(client.session) is not None)
+            return max(0, min(own, free))
+
+    def check_room(self, client: Client) -> None:
+        """Refuse at once when no game could be added for `client` (before a game is built).
 
         Raises:
-            ServerFull: every place holds a game going on.
-            SessionFull: the session holds as many games going on as it may.
+            ServerFull: every place holds a game going on, and none can be given up for this session.
+            SessionFull: the session, or its address, holds as many games going on as it may.
         """
         with self._lock:
-            self._refuse_when_full(session)
+            self._refuse_when_full(client)
 
-    def add(self, game: WebGame, session: str) -> str:
-        """Give `game` a place in `session`: its id (or ServerFull, SessionFull as :meth:`check_room`)."""
+    def add(self, game: WebGame, client: Client) -> str:
+        """Give `game` a place for `client`, making room as the class says: its id (or ServerFull,
+        SessionFull as :meth:`check_room`)."""
         with self._lock:
-            self._refuse_when_full(session)
+            self._refuse_when_full(client, make_room=True)
             key = secrets.token_urlsafe(12)
             self._games[key] = game
-            self._sessions[key] = session
+            self._owners[key] = client
             return key
 
-    def get(self, key: str) -> WebGame:
+    def get(self, key: str, session: str | None = None) -> WebGame:
+        """The game `key`, if `session` made it (None: whoever made it, for the server's own use).
+
+        Raises:
+            KeyError: no such game in this session (the same whether it never was, idled out,
+                or belongs to another session).
+        """
         with self._lock:
             self._drop_idle()
             game = self._games.get(key)
-            if game is None:
+            if game is None or (session is not None and self._owners[key].session != session):
                 raise KeyError(key)
             game.last_used = time.monotonic()
             return game

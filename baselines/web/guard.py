@@ -21,9 +21,12 @@ bounded anyway (:mod:`baselines.web.admission`). A token would guard against oth
 the same machine, who can reach a local port; the server runs no code a request names unless
 started with ``--allow-imports``, which a non-local address refuses.
 
-The same middleware tells browser sessions apart for the per-session cap on games: a signed
-cookie (``HttpOnly``, ``SameSite=Strict``) is given to every client that has none; a request
-without a valid one belongs to the anonymous session, which has one cap for all such clients.
+The same middleware tells browser sessions apart, for the places each may take and the games
+it may see: a signed cookie (``HttpOnly``, ``SameSite=Lax``, so a link from another site keeps
+the session) comes with the pages only; a request without a valid one belongs to the
+anonymous session, which has one cap for all such clients. It also notes the address a request
+comes from (the budget per address) and adds to every answer the headers of
+:data:`SECURITY_HEADERS`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from baselines.web.games import LOOPBACK
+
 #: The names of this machine that only it can use: always answered.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 #: Addresses that listen on every interface: the machine's own names and addresses are answered too.
@@ -48,6 +53,20 @@ SESSION_COOKIE = "dominoes_session"
 ANONYMOUS = ""  #: the session of every request without a valid cookie
 SAFE_METHODS = ("GET", "HEAD")
 _FETCH_SITES = ("same-origin", "none")  # Sec-Fetch-Site values of a request this server's own pages make
+#: The pages that give a browser its session; the API never does, so a script that drops its
+#: cookie is one more anonymous client, not a new session.
+PAGES = ("/", "/watch")
+#: Sent with every answer: no other site may frame the pages (and click for the player), the
+#: pages load nothing but this server's own files, a file is never read as another type than
+#: the one it is served as, and no address of this server travels to another site.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; "
+                               "object-src 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 
 
 def is_local(host: str) -> bool:
@@ -78,9 +97,13 @@ def answered_hosts(bind_host: str, allowed: Iterable[str] = ()) -> tuple[str, ..
 
 
 def _bare(host: str) -> str:
-    """A host without its port, and an IPv6 address without its brackets."""
+    """A host without its port, and an IPv6 address without its brackets. A bracketed address
+    is followed by nothing or by ``:PORT``; anything else (``[::1]evil.example``) is kept whole,
+    so it matches no answered name."""
     if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
+        address, bracket, rest = host[1:].partition("]")
+        port = rest.removeprefix(":")
+        return address if bracket and (rest == "" or (rest.startswith(":") and port.isdigit())) else host
     name, colon, port = host.rpartition(":")
     return name if colon and port.isdigit() and ":" not in name else host
 
@@ -102,21 +125,26 @@ class OwnOriginOnly:
         refusal = self.refusal(scope, headers)
         if refusal is not None:
             reason, status = refusal
-            await JSONResponse({"error": reason}, status_code=status)(scope, receive, send)
+            await JSONResponse({"error": reason}, status_code=status, headers=SECURITY_HEADERS)(scope, receive, send)
             return
         session = self._session(headers.get("cookie", ""))
-        scope.setdefault("state", {})["session"] = session if session is not None else ANONYMOUS
-        if session is not None:
-            await self.app(scope, receive, send)
-            return
-        cookie = f"{SESSION_COOKIE}={self._new_session()}; Path=/; HttpOnly; SameSite=Strict"
+        state = scope.setdefault("state", {})
+        state["session"] = session if session is not None else ANONYMOUS
+        state["peer"] = peer_of(scope)
+        cookie = None
+        if session is None and scope["method"] == "GET" and scope["path"] in PAGES:
+            cookie = f"{SESSION_COOKIE}={self._new_session()}; Path=/; HttpOnly; SameSite=Lax"
 
-        async def send_with_cookie(message: Message) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).append("set-cookie", cookie)
+                sent = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    sent[name] = value
+                if cookie is not None:
+                    sent.append("set-cookie", cookie)
             await send(message)
 
-        await self.app(scope, receive, send_with_cookie)
+        await self.app(scope, receive, send_with_headers)
 
     def refusal(self, scope: Scope, headers: Headers) -> tuple[str, int] | None:
         """Why this request is not answered, with its status; None when it is."""
@@ -156,3 +184,11 @@ class OwnOriginOnly:
 def session_of(scope: Any) -> str:
     """The browser session of a request the middleware let through."""
     return str(scope.get("state", {}).get("session", ANONYMOUS))
+
+
+def peer_of(scope: Any) -> str:
+    """The network address a request comes from, every address of this machine as one
+    (:data:`baselines.web.games.LOOPBACK`: any local user can use any of them)."""
+    client = scope.get("client")
+    address = str(client[0]) if client else ""
+    return LOOPBACK if not address or is_local(address) else address.lower()

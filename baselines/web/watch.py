@@ -11,7 +11,6 @@ lists, which holds regular ``.json`` files found below the directory without fol
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,23 @@ import numpy as np
 
 from baselines.advice import Hints
 from baselines.web.table import table_data
-from dominoes_env.core import actions
+from dominoes_env.core import actions, validation
 from dominoes_env.core.observation import Observer
-from dominoes_env.records import MAX_RECORD_BYTES, RecordedGame, RecordError, parse_record, read_record, replay
+from dominoes_env.records import (
+    RecordedGame,
+    RecordError,
+    loads_within_budget,
+    parse_record,
+    read_record,
+    replay,
+)
 
 MAX_LISTED = 5000  #: records listed from a directory
+#: The largest record taken as an upload: a whole game (one hand more than the double's value)
+#: at the largest tables (8 players, 2 players, double-18) is 0.3-0.4 MB, a 20-hand game of the
+#: play page less, so this takes games of about 200 hands there. Longer records are watched
+#: from the --records directory, whose files may be up to the 32 MiB of any record.
+MAX_UPLOAD_BYTES = 4 * 2**20
 
 
 class RecordLibrary:
@@ -61,17 +72,18 @@ class RecordLibrary:
 
 
 def parse_upload(body: bytes) -> RecordedGame:
-    """A record uploaded as JSON text.
+    """A record uploaded as JSON text, parsed within a record's budget (:func:`loads_within_budget`).
 
     Raises:
-        RecordError: too large, not JSON, or not a valid record (one line).
+        RecordError: over :data:`MAX_UPLOAD_BYTES` or the budget, not JSON, or not a valid record (one line).
     """
-    if len(body) > MAX_RECORD_BYTES:
-        raise RecordError(f"the upload is more than the {MAX_RECORD_BYTES:,} bytes a record can be")
+    if len(body) > MAX_UPLOAD_BYTES:
+        raise RecordError(f"the upload is more than the {MAX_UPLOAD_BYTES:,} bytes an uploaded record may be")
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (ValueError, RecursionError) as error:  # not UTF-8 or JSON, nested too deep, a number too long
-        raise RecordError(f"the upload is not JSON text: {str(error).splitlines()[0]}") from None
+        body.decode("utf-8")
+        data = loads_within_budget(body)
+    except (ValueError, RecursionError, MemoryError) as error:  # not UTF-8 or JSON, over budget, a number too long
+        raise RecordError(f"the upload is not JSON of a record: {validation.reason(error)}") from None
     return parse_record(data, "upload")
 
 

@@ -177,4 +177,6 @@ def reason(error: BaseException) -> str:
         return f"missing field {error}"
     if isinstance(error, RecursionError):
         return "nested too deeply"
-    return str(error)
+    if isinstance(error, MemoryError):
+        return "too large to read"
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
