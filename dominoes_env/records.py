@@ -47,14 +47,16 @@ FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
 MAX_RECORD_BYTES = 32 * 2**20  # a 1000-hand game of 8 players, double-18, is about 10 MiB
 MAX_LABEL_LENGTH = 200
-#: The fewest bytes of JSON text a value may take on average, and a record's most containers
-#: (objects and lists) per byte: a record written by this package takes over 8 bytes a value
-#: and over 25 a container, while a crafted text of empty objects (``[{},{},...]``) takes 1.5
-#: bytes a value and, parsed, about 28 times its size in memory. Within these budgets a
-#: parsed text holds at most about 15 times its size.
-MIN_BYTES_PER_JSON_VALUE = 3
-MIN_BYTES_PER_JSON_CONTAINER = 12
-#: The deepest nesting read (a record nests 6 deep).
+#: The fewest bytes of JSON text a value, a string and a container (an object or a list) may
+#: take on average. A record as this package writes it takes over 8 bytes a value, 16 a string
+#: and 25 a container, and over 7, 13 and 22 rewritten without spaces; crafted texts that parse
+#: to the most memory a byte do not fit: 30 MiB of empty objects (``[{},{},...]``, 1.5 bytes a
+#: value) once took about 28 times its size. Within these budgets a parsed ASCII text takes at
+#: most about 12 times its size (docs/serve.md measures it).
+MIN_BYTES_PER_JSON_VALUE = 4
+MIN_BYTES_PER_JSON_STRING = 8
+MIN_BYTES_PER_JSON_CONTAINER = 16
+#: The deepest nesting read (a record nests 6 deep); brackets inside strings count too.
 MAX_JSON_DEPTH = 32
 _SLACK = 1000  # values and containers any text may have, however short
 _BRACKETS = re.compile(rb"[\[\]{}]")
@@ -313,14 +315,15 @@ def read_record(path: str | os.PathLike[str]) -> RecordedGame:
         raise RecordError(f"record {path}: cannot be read: {error.strerror or error}") from None
     try:
         data = loads_within_budget(text)
-    except (ValueError, RecursionError) as error:
+    except (ValueError, RecursionError, MemoryError) as error:
         raise RecordError(f"record {path}: not JSON: {validation.reason(error)}") from None
     return parse_record(data, f"record {path}")
 
 
 def loads_within_budget(text: bytes) -> Any:
     """JSON text, parsed only if its values, containers and depth fit a record's budget
-    (:data:`MIN_BYTES_PER_JSON_VALUE`, :data:`MIN_BYTES_PER_JSON_CONTAINER`, :data:`MAX_JSON_DEPTH`):
+    (:data:`MIN_BYTES_PER_JSON_VALUE`, :data:`MIN_BYTES_PER_JSON_STRING`, :data:`MIN_BYTES_PER_JSON_CONTAINER`,
+    :data:`MAX_JSON_DEPTH`):
     the memory it takes is then a bounded multiple of its size, whatever was sent.
 
     The counts come from the raw text before parsing (a comma or a bracket inside a string
@@ -334,6 +337,10 @@ def loads_within_budget(text: bytes) -> Any:
     if values > len(text) // MIN_BYTES_PER_JSON_VALUE + _SLACK:
         raise ValueError(f"{values:,} values in {len(text):,} bytes: a record takes at least "
                          f"{MIN_BYTES_PER_JSON_VALUE} bytes a value")
+    strings = text.count(b'"') // 2
+    if strings > len(text) // MIN_BYTES_PER_JSON_STRING + _SLACK:
+        raise ValueError(f"{strings:,} strings in {len(text):,} bytes: a record takes at least "
+                         f"{MIN_BYTES_PER_JSON_STRING} bytes a string")
     if containers > len(text) // MIN_BYTES_PER_JSON_CONTAINER + _SLACK:
         raise ValueError(f"{containers:,} objects and lists in {len(text):,} bytes: a record takes at least "
                          f"{MIN_BYTES_PER_JSON_CONTAINER} bytes for each")

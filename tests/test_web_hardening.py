@@ -115,7 +115,10 @@ def test_uploads_hold_memory_within_a_bounded_multiple_of_the_cap(tmp_path):
             (b"[" + b"{}," * (10 * 2**20) + b"{}]", True, (413, 0)),
             (b"[" + b"{}   ," * (under_cap // 6) + b"{}]", False, (400,)),
             (b"[" + b"1.5," * (under_cap // 4) + b"1.5]", False, (400,)),
-            (b"[" + b'"a",' * (under_cap // 4) + b'"a"]', True, (400,)),
+            (b"[" + b'"a",' * (under_cap // 4) + b'"a"]', True, (400,)),  # over the strings' budget
+            (b"[" + b'"ab",    ' * (under_cap // 9) + b'"a"]', True, (400,)),  # short strings within it
+            (("[" + '"\u0100",' * (under_cap // 12) + '"a"]').encode(), False, (400,)),  # non-ASCII, sent raw
+            (b"[" + b'{"a":1}         ,' * (under_cap // 17) + b"{}]", False, (400,)),  # small objects within it
         ]
         for body, chunked, expected in bodies:
             statuses = four_at_once(lambda b=body, c=chunked: upload(port, b, chunked=c))
@@ -282,3 +285,87 @@ def test_an_empty_directory_name_is_refused(option, value, capsys):
     err = capsys.readouterr().err
     assert err.startswith("dominoes serve: error: ") and "an empty name is no directory" in err
     assert err.count("\n") == 1
+
+
+def test_a_spec_python_cannot_build_is_a_one_line_400_with_the_headers():
+    with client_of(create_app(None, GameStore())) as client:
+        for spec in ("random(x={[1]})", "random(x={{}:1})"):
+            answer = client.post("/api/games", json={**SMALL, "opponents": [spec]})
+            assert answer.status_code == 400 and "not a value Python can build" in answer.json()["error"], answer.text
+
+
+def test_a_failure_of_the_server_still_carries_the_headers(monkeypatch):
+    from baselines.web import app as web_app
+
+    def broken(*_, **__):
+        raise TypeError("broken on purpose")
+
+    monkeypatch.setattr(web_app, "new_game", broken)
+    with TestClient(create_app(None, GameStore()), base_url=BASE_URL, client=("127.0.0.1", 50000),
+                    raise_server_exceptions=False) as client:
+        answer = client.post("/api/games", json=SMALL)
+        assert answer.status_code == 500 and answer.json()["error"] == "the server failed: TypeError: broken on purpose"
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+        assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_pages_are_revalidated_so_a_restarted_server_gives_its_new_session():
+    with client_of(create_app(None, GameStore())) as client:
+        for path in ("/", "/watch"):
+            assert client.get(path).headers["cache-control"] == "no-cache"
+
+
+def test_a_start_that_fails_costs_nobody_a_game(monkeypatch):
+    """On a full server a new game is promised another's place; if its start fails, that game goes on."""
+    store = GameStore(max_games=2)
+    app = create_app(None, store)
+    with client_of(app) as holder, client_of(app) as newcomer:
+        holder.get("/")
+        kept = [start(holder)["id"] for _ in range(2)]
+        from baselines.web.games import Abandoned, WebGame
+
+        def fails(self):
+            raise Abandoned("the page went away")
+
+        monkeypatch.setattr(WebGame, "start", fails)
+        newcomer.get("/")
+        assert newcomer.post("/api/games", json=SMALL).status_code == 503
+        assert store.going_on() == 2 and all(holder.get(f"/api/games/{key}").status_code == 200 for key in kept)
+        monkeypatch.undo()
+        start(newcomer)  # started: now one of the holder's games gives its place
+        assert store.going_on() == 2 and sum(holder.get(f"/api/games/{key}").status_code == 200 for key in kept) == 1
+
+
+def test_stalled_uploads_keep_no_one_from_the_records_directory(tmp_path):
+    """Two uploads that send their headers and stall hold the upload turns, not the directory's."""
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "game.json").write_bytes(a_real_record(2, 9))
+    process, port = start_serve(tmp_path, "--records", str(records))
+    stalled = []
+    try:
+        for _ in range(MAX_RECORDS_AT_ONCE):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            connection.putrequest("POST", "/api/records/upload", skip_host=True, skip_accept_encoding=True)
+            for name, value in (("Host", f"127.0.0.1:{port}"), ("Content-Type", "application/json"),
+                                ("Content-Length", "1000")):
+                connection.putheader(name, value)
+            connection.endheaders()
+            connection.send(b"{")
+            stalled.append(connection)
+        status, answer = ask(port, "GET", "/api/records/game.json?hand=0", timeout=30)
+        assert status == 200 and answer["hand"] == 0
+        assert upload(port, b"x" * (MAX_UPLOAD_BYTES + 1)) in (413, 0)  # an over-long body: refused without a turn
+    finally:
+        for connection in stalled:
+            connection.close()
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_an_ipv6_host_counts_as_its_network():
+    from baselines.web.guard import peer_of
+
+    assert peer_of({"client": ("2001:db8::1", 1)}) == peer_of({"client": ("2001:db8::ffff:1", 1)}) == "2001:db8::/64"
+    assert peer_of({"client": ("::ffff:192.0.2.7", 1)}) == "192.0.2.7"
+    assert peer_of({"client": ("127.0.0.5", 1)}) == peer_of({"client": ("::1", 1)}) == "loopback"

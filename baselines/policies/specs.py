@@ -182,10 +182,13 @@ def _value(source: str, node: ast.expr) -> Any:
         return ast.literal_eval(node)
     except ValueError:  # a bare word like x, or a path like runs/ckpt.safetensors: the text as written
         return ast.get_source_segment(source, node)
+    except TypeError:  # a literal Python cannot build, e.g. a set of lists {[1]}
+        raise SpecError(f"cannot read {ast.get_source_segment(source, node)!r}: not a value Python can build "
+                        f"(e.g. a set or dict key that is a list)") from None
 
 
 def _literal(text: str) -> Any:
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):  # not a literal, or nested past the parser
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # not a literal, or past the parser
         return text

@@ -49,7 +49,7 @@ from baselines.web.games import (
     SessionFull,
     WebGame,
 )
-from baselines.web.guard import LOCAL_HOSTS, OwnOriginOnly, peer_of, session_of
+from baselines.web.guard import LOCAL_HOSTS, SECURITY_HEADERS, OwnOriginOnly, peer_of, session_of
 from baselines.web.watch import MAX_UPLOAD_BYTES, RecordLibrary, hand_frames, parse_upload, summary
 from dominoes_env.core import validation
 from dominoes_env.core.config import (
@@ -71,6 +71,9 @@ MAX_REQUEST_BYTES = 64 * 1024  #: a request that is not an upload
 MAX_RECORDS_AT_ONCE = 2
 #: How long a record request waits for its turn before it is told to try again (503).
 RECORD_WAIT_SECONDS = 10.0
+#: How long an upload's body may take to arrive once its turn came (408 past it): a client that
+#: sends the headers and then stalls holds a turn no longer than this.
+UPLOAD_SECONDS = 15.0
 #: How often a request whose opponents are playing looks whether its client went away.
 DISCONNECT_POLL_SECONDS = 0.2
 
@@ -83,20 +86,29 @@ class Busy(GameRefused):
     """The server reads as many records as it may at once (answered 503)."""
 
 
+class TooSlow(GameRefused):
+    """A request body that did not arrive in time (answered 408)."""
+
+
 #: The status of each kind of refusal; any other GameRefused or RecordError is a 400.
 STATUS: dict[type[Exception], int] = {RequestTooLarge: 413, ServerFull: 503, SessionFull: 429, NotYet: 409,
-                                      Abandoned: 503, Busy: 503}
+                                      Abandoned: 503, Busy: 503, TooSlow: 408}
 
 
 def refuse(reason: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": reason}, status_code=status)
 
 
+def _refuse_declared_length(request: Request, limit: int) -> None:
+    """Refuse a request whose declared length is over `limit` bytes, before any of it is read."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise RequestTooLarge(f"the request is more than the {limit:,} bytes it may be")
+
+
 async def _body(request: Request, limit: int) -> bytes:
     """The request body, refused past `limit` bytes without reading all of it."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestTooLarge(f"the request is more than the {limit:,} bytes it may be")
+    _refuse_declared_length(request, limit)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -182,6 +194,9 @@ class Api:
 
     def __init__(self, games: GameStore, library: RecordLibrary, admission: Admission) -> None:
         self.games, self.library, self.admission = games, library, admission
+        # uploads and the directory's records take turns apart: stalled uploads never keep the directory's
+        # records from being watched
+        self._uploading = asyncio.Semaphore(MAX_RECORDS_AT_ONCE)
         self._reading = asyncio.Semaphore(MAX_RECORDS_AT_ONCE)
         self._hints_by_table: dict[Any, Hints] = {}
         self._offers: dict[GameConfig, tuple[list[str], str]] = {}
@@ -190,17 +205,18 @@ class Api:
         """The game the path names, if this request's session made it (404 otherwise)."""
         return self.games.get(request.path_params["game"], session_of(request.scope))
 
-    async def _read_record(self, read: Callable[[], Awaitable[Any]]) -> Any:
-        """`read()` once one of the :data:`MAX_RECORDS_AT_ONCE` turns is free (503 after
+    @staticmethod
+    async def _in_turn(turns: asyncio.Semaphore, read: Callable[[], Awaitable[Any]]) -> Any:
+        """`read()` once one of the :data:`MAX_RECORDS_AT_ONCE` `turns` is free (503 after
         :data:`RECORD_WAIT_SECONDS`)."""
         try:
-            await asyncio.wait_for(self._reading.acquire(), RECORD_WAIT_SECONDS)
+            await asyncio.wait_for(turns.acquire(), RECORD_WAIT_SECONDS)
         except asyncio.TimeoutError:
             raise Busy(f"the server is reading {MAX_RECORDS_AT_ONCE} records already; try again in a moment") from None
         try:
             return await read()
         finally:
-            self._reading.release()
+            turns.release()
 
     def _hints_for(self, config: Any) -> Hints:
         if config not in self._hints_by_table:
@@ -237,8 +253,9 @@ class Api:
         try:
             frames = await _watched(request, game, game.start)
         except GameRefused:
-            self.games.discard(key)  # nobody was told its id
+            self.games.discard(key)  # nobody was told its id; a game it was to take the place of keeps it
             raise
+        self.games.settle(key)  # started: a game whose place it takes is dropped now
         return JSONResponse({"id": key, "frames": [frame.to_json() for frame in frames], "state": game.state()},
                             status_code=201)
 
@@ -285,15 +302,20 @@ class Api:
 
     async def record_frames(self, request: Request) -> Response:
         name = request.path_params["name"]
-        return JSONResponse(await self._read_record(
-            lambda: run_in_threadpool(lambda: self._frames_of(self.library.read(name), request))))
+        return JSONResponse(await self._in_turn(
+            self._reading, lambda: run_in_threadpool(lambda: self._frames_of(self.library.read(name), request))))
 
     async def upload(self, request: Request) -> Response:
-        async def read() -> Any:  # the body is read in its turn: waiting uploads hold no memory
-            body = await _body(request, MAX_UPLOAD_BYTES)
+        _refuse_declared_length(request, MAX_UPLOAD_BYTES)  # at once, before waiting for a turn
+
+        async def read() -> Any:  # the body is read in its turn (waiting uploads hold no memory), in bounded time
+            try:
+                body = await asyncio.wait_for(_body(request, MAX_UPLOAD_BYTES), UPLOAD_SECONDS)
+            except asyncio.TimeoutError:
+                raise TooSlow(f"the upload did not arrive within {UPLOAD_SECONDS:g} s") from None
             return await run_in_threadpool(lambda: self._frames_of(parse_upload(body), request))
 
-        return JSONResponse(await self._read_record(read))
+        return JSONResponse(await self._in_turn(self._uploading, read))
 
     def routes(self) -> list[Route | Mount]:
         return [
@@ -312,8 +334,10 @@ class Api:
 
 
 async def page(request: Request) -> Response:
+    """A page, revalidated at every visit: a page kept from before a restart would otherwise come
+    without the session cookie this server signs now."""
     name = "watch.html" if request.url.path.rstrip("/") == "/watch" else "play.html"
-    return FileResponse(STATIC / name)
+    return FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
 
 
 async def favicon(request: Request) -> Response:
@@ -335,7 +359,9 @@ async def refused(request: Request, error: Exception) -> Response:
 async def failed(request: Request, error: Exception) -> Response:
     """Anything else: still one line of JSON (the page shows it), and the game as it was."""
     reason = str(error).splitlines()[0] if str(error) else ""
-    return refuse(f"the server failed: {type(error).__name__}: {reason}".rstrip(": "), 500)
+    answer = refuse(f"the server failed: {type(error).__name__}: {reason}".rstrip(": "), 500)
+    answer.headers.update(SECURITY_HEADERS)  # this handler answers outside the middleware that adds them
+    return answer
 
 
 async def method_not_allowed(request: Request, error: Exception) -> Response:

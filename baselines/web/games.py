@@ -286,6 +286,7 @@ class GameStore:
         self.max_per_peer, self.full_idle_seconds = max_per_peer, min(full_idle_seconds, idle_seconds)
         self._games: dict[str, WebGame] = {}
         self._owners: dict[str, Client] = {}  # game id -> who made it
+        self._promised: dict[str, str] = {}  # a game being started -> the game whose place it takes once started
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -296,14 +297,19 @@ class GameStore:
         with self._lock:
             return self._count(session)
 
+    def _going(self) -> list[str]:
+        """The games going on that keep their place (not finished, not promised away to a game starting)."""
+        promised = set(self._promised.values())
+        return [key for key, game in self._games.items() if not game.finished and key not in promised]
+
     def _count(self, session: str | None = None, peer: str | None = None) -> int:
-        return sum(1 for key, game in self._games.items()
-                   if not game.finished and (session is None or self._owners[key].session == session)
+        return sum(1 for key in self._going() if (session is None or self._owners[key].session == session)
                    and (peer is None or self._owners[key].peer == peer))
 
     def _drop(self, key: str) -> None:
         self._games.pop(key).abandon()
         del self._owners[key]
+        self._promised.pop(key, None)
 
     def _drop_idle(self) -> None:
         now = time.monotonic()
@@ -316,7 +322,7 @@ class GameStore:
 
     def _room_to_make(self, session: str) -> str | None:
         """The game a full server gives up for `session` (see the class), or None."""
-        going = [(game.last_used, key) for key, game in self._games.items() if not game.finished]
+        going = [(self._games[key].last_used, key) for key in self._going() if key not in self._promised]
         held = Counter(self._owners[key].session for _, key in going)
         fair = [(used, key) for used, key in going if held[self._owners[key].session] >= held[session] + 2]
         now = time.monotonic()
@@ -326,7 +332,7 @@ class GameStore:
                 return min(candidates)[1]
         return None
 
-    def _refuse_when_full(self, client: Client, make_room: bool = False) -> None:
+    def _refuse_when_full(self, client: Client, make_room: bool = False) -> str | None:
         self._drop_idle()
         if self._count(client.session) >= self.max_per_session:
             raise SessionFull(f"this browser has {self.max_per_session} games going on already; finish one, or wait "
@@ -341,7 +347,8 @@ class GameStore:
                                  f"when one ends or idles out (after {self.full_idle_seconds / 60:g} minutes "
                                  f"untouched)")
             if make_room:
-                self._drop(victim)
+                return victim
+        return None
 
     def room(self, client: Client) -> int:
         """How many more games `client` could start now (places free, or that a full server would make)."""
@@ -366,14 +373,27 @@ class GameStore:
             self._refuse_when_full(client)
 
     def add(self, game: WebGame, client: Client) -> str:
-        """Give `game` a place for `client`, making room as the class says: its id (or ServerFull,
-        SessionFull as :meth:`check_room`)."""
+        """Give `game` a place for `client`: its id (or ServerFull, SessionFull as :meth:`check_room`).
+
+        On a full server the place of another game is promised to it (see the class): that game
+        goes on until :meth:`settle` (this one started) drops it, or :meth:`discard` (its start
+        failed) gives its place back, so a start that fails costs nobody a game.
+        """
         with self._lock:
-            self._refuse_when_full(client, make_room=True)
+            victim = self._refuse_when_full(client, make_room=True)
             key = secrets.token_urlsafe(12)
             self._games[key] = game
             self._owners[key] = client
+            if victim is not None:
+                self._promised[key] = victim
             return key
+
+    def settle(self, key: str) -> None:
+        """The game `key` started: the game whose place it was promised is dropped."""
+        with self._lock:
+            victim = self._promised.pop(key, None)
+            if victim is not None and victim in self._games:
+                self._drop(victim)
 
     def get(self, key: str, session: str | None = None) -> WebGame:
         """The game `key`, if `session` made it (None: whoever made it, for the server's own use).

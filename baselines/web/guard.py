@@ -103,9 +103,13 @@ def _bare(host: str) -> str:
     if host.startswith("["):
         address, bracket, rest = host[1:].partition("]")
         port = rest.removeprefix(":")
-        return address if bracket and (rest == "" or (rest.startswith(":") and port.isdigit())) else host
+        return address if bracket and (rest == "" or (rest.startswith(":") and _is_port(port))) else host
     name, colon, port = host.rpartition(":")
-    return name if colon and port.isdigit() and ":" not in name else host
+    return name if colon and _is_port(port) and ":" not in name else host
+
+
+def _is_port(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 class OwnOriginOnly:
@@ -187,8 +191,19 @@ def session_of(scope: Any) -> str:
 
 
 def peer_of(scope: Any) -> str:
-    """The network address a request comes from, every address of this machine as one
-    (:data:`baselines.web.games.LOOPBACK`: any local user can use any of them)."""
+    """The network address a request comes from: every address of this machine as one
+    (:data:`baselines.web.games.LOOPBACK`: any local user can use any of them), and an IPv6
+    address as its /64 network (what one host is usually given)."""
     client = scope.get("client")
     address = str(client[0]) if client else ""
-    return LOOPBACK if not address or is_local(address) else address.lower()
+    if not address or is_local(address):
+        return LOOPBACK
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:  # not an address (a test client's name): itself
+        return address.lower()
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))  # one host holds a whole /64: one peer
+    return str(parsed)

@@ -79,8 +79,10 @@ def parse_upload(body: bytes) -> RecordedGame:
     """
     if len(body) > MAX_UPLOAD_BYTES:
         raise RecordError(f"the upload is more than the {MAX_UPLOAD_BYTES:,} bytes an uploaded record may be")
+    if not body.isascii():  # records are written in ASCII; other text costs more memory a byte parsed
+        raise RecordError("the upload is not JSON of a record: a record is ASCII text (non-ASCII characters are "
+                          "written as \\u escapes)")
     try:
-        body.decode("utf-8")
         data = loads_within_budget(body)
     except (ValueError, RecursionError, MemoryError) as error:  # not UTF-8 or JSON, over budget, a number too long
         raise RecordError(f"the upload is not JSON of a record: {validation.reason(error)}") from None
