@@ -177,6 +177,23 @@ def test_a_position_of_the_compiled_engine_plays_on_in_jax():
         env.from_position(position, hands_done=hands)
 
 
+def test_a_position_object_is_taken_as_its_array_and_the_game_is_named_as_pgx_names_it():
+    from dominoes_env import VectorDominoes
+    config, hands = GAME
+    vector = VectorDominoes(2, config, num_hands=hands)
+    vector.reset(seed=3)
+    env = JaxDominoes(config, hands=hands)
+    position = vector.position(1)  # what the batched engine hands out: a HandState
+    for a, b in zip(jax.tree_util.tree_leaves(env.from_position(position)),
+                    jax.tree_util.tree_leaves(env.from_position(position.state))):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    other = VectorDominoes(1, make_config(config.num_players, config.highest_double + 3), num_hands=1)
+    other.reset(seed=0)
+    with pytest.raises(ValueError, match="the position is of another table"):
+        env.from_position(other.position(0))
+    assert (env.id, env.version) == ("dominoes", "v0")
+
+
 @pytest.mark.slow
 def test_pgx_runs_the_game_as_one_of_its_own():
     pgx = pytest.importorskip("pgx")

@@ -33,8 +33,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from dominoes_env.core import rules
-from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, make_config
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table, make_config
 from dominoes_env.core.rewards import illegal_action_penalty
+from dominoes_env.core.state import HandState
 from dominoes_env.core.validation import integer
 from dominoes_env.jax.observation import JaxObserver
 from dominoes_env.jax.rules import JaxRules
@@ -81,6 +82,12 @@ class State:
         return dataclasses.replace(self, **changes)
 
 
+#: The game's name and version, as Pgx names its games (``pgx.make("dominoes")``'s would be these);
+#: the version follows the environment's (``dominoes_v0``).
+ENV_ID = "dominoes"
+ENV_VERSION = "v0"
+
+
 class JaxDominoes:
     """The game in JAX for one table and game length.
 
@@ -103,6 +110,7 @@ class JaxDominoes:
         self.observer = JaxObserver(self.config, self.hands)
         self.num_players = self.config.num_players
         self.num_actions = self.config.num_actions
+        self.id, self.version = ENV_ID, ENV_VERSION
         self.observation_shape = (self.observer.size,)
         #: the illegal action's penalty by the hands left (the one being played included)
         self._penalties = jnp.array([illegal_action_penalty(self.config, "score", left)
@@ -114,16 +122,22 @@ class JaxDominoes:
         return self._state(self.rules.deal(deal_key, 0), jnp.zeros(self.num_players, dtype=jnp.int32),
                            hand_index=jnp.int32(0), hands_done=jnp.int32(0), key=game_key)
 
-    def from_position(self, position: np.ndarray, *, hand_index: int | None = None, hands_done: int = 0,
+    def from_position(self, position: HandState | np.ndarray, *, hand_index: int | None = None, hands_done: int = 0,
                       game_scores: Any = None, key: jax.Array | None = None) -> State:
-        """The state of a position of the compiled engine (``VectorDominoes.position(g).state``,
-        ``HandState.state``, a record's position), so that the two engines can play on from it
-        together. `hand_index` defaults to the hand whose engine the position shows; a game of
-        several hands also takes the hands finished and their scores.
+        """The state of a position of the compiled engine (``VectorDominoes.position(g)``, a
+        ``HandState`` or its ``.state`` array, a record's position), so that the two engines can
+        play on from it together. `hand_index` defaults to the hand whose engine the position
+        shows; a game of several hands also takes the hands finished and their scores.
 
         Raises:
-            ValueError: the array is no position of this table, or the game's counts are out of bounds.
+            ValueError: no position of this table (a HandState of another table, or an array of
+                the wrong size), or the game's counts are out of bounds.
         """
+        if isinstance(position, HandState):
+            if position.config != self.config:
+                raise ValueError(f"the position is of another table ({describe_table(position.config)}); this game "
+                                 f"is {describe_table(self.config)}")
+            position = position.state
         state = np.asarray(position)
         if state.shape != (self.rules.state_size,) or not np.issubdtype(state.dtype, np.integer):
             raise ValueError(f"a position of {self.num_players} players, double-{self.config.highest_double} is an "

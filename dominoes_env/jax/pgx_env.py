@@ -40,11 +40,11 @@ class PgxDominoes(pgx.Env):
 
     @property
     def id(self) -> Any:
-        return "dominoes"
+        return self.game.id
 
     @property
     def version(self) -> str:
-        return "v0"
+        return self.game.version
 
     @property
     def num_players(self) -> int:
