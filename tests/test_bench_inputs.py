@@ -33,6 +33,13 @@ def changed(line: str, **fields) -> str:
     return json.dumps({**json.loads(line), **fields}, sort_keys=True)
 
 
+def with_outcome(line: str, index: int, *outcome) -> str:
+    """The line with its outcome `index` (one past the last: a new one) set to `outcome`
+    (opponent, game, score, count), or removed if none is given."""
+    found = json.loads(line)["outcomes"]
+    return changed(line, outcomes=[*found[:index], *([list(outcome)] if outcome else []), *found[index + 1:]])
+
+
 def without(line: str, field: str) -> str:
     content = json.loads(line)
     del content[field]
@@ -58,6 +65,24 @@ DAMAGED = {
                      r"cell '3p_d6/random' is recorded twice \(also on line 2\)"),
     "not JSON": (lambda cells: [cells[0][:40], cells[1]], 2, r"not JSON at column [0-9]+ \("),
     "a missing field": (lambda cells: [without(cells[0], "ci95"), cells[1]], 2, r"missing \['ci95'\]"),
+    "a difference off the pips": (lambda cells: [cells[0], changed(cells[1], difference=1000.0)], 3,
+                                  r"difference 1000.0 is not agent_pips - opponent_pips = -?[0-9.]+ "
+                                  r"\(within 2e-06\)$"),
+    "a foreign opponent": (lambda cells: [with_outcome(cells[0], 0, "greedy", "3p_d6/random#0", 1.0, 2), cells[1]], 2,
+                           r"an outcome's opponent 'greedy' is not one of the line-up's \['random'\]$"),
+    "a wrong game id": (lambda cells: [cells[0], with_outcome(cells[1], 5, "greedy", "3p_d6/greedy#6", 1.0, 2)], 3,
+                        "an outcome's game '3p_d6/greedy#6' is not one of the cell's '3p_d6/greedy#0' to "
+                        "'3p_d6/greedy#5'$"),
+    "another cell's game": (lambda cells: [with_outcome(cells[0], 0, "random", "3p_d6/greedy#0", 1.0, 2), cells[1]],
+                            2, "an outcome's game '3p_d6/greedy#0' is not one of the cell's '3p_d6/random#0' to"),
+    "an outcome twice": (lambda cells: [with_outcome(cells[0], 6, "random", "3p_d6/random#2", 1.0, 2), cells[1]], 2,
+                         "the outcome against 'random' in game '3p_d6/random#2' is recorded twice$"),
+    "a count the line-up does not seat": (lambda cells: [with_outcome(cells[0], 3, "random", "3p_d6/random#3", 1.0, 1),
+                                                         cells[1]], 2,
+                                          "the outcome against 'random' in game '3p_d6/random#3' has count 1; "
+                                          "the line-up gives it 2 seats$"),
+    "a game without its outcome": (lambda cells: [cells[0], with_outcome(cells[1], 5)], 3,
+                                   r"cell '3p_d6/greedy' has 5 outcomes; its 6 games against \['greedy'\] make 6$"),
 }
 
 
@@ -130,22 +155,42 @@ REFUSED = {
     "a damaged cells file under --out": ([], r".*/out/random/cells.jsonl, line 2: not a cell result of suite test: "
                                              "not JSON"),
     "a damaged committed cells file": ([], r".*/committed/bench-test/greedy/cells.jsonl, line 2: not a cell result"),
+    "--out under a file": (["--out", "{tmp}/a-file/out"], r"--out .*/a-file/out: cannot be created: '.*/a-file' is "
+                                                           "a regular file, not a directory"),
+    "a player's folder a file": ([], "--out .*/out/greedy: is a regular file, not a directory"),
+    "a player's scorecard a folder": ([], "--out .*/out/greedy: scorecard.md in it is a directory; only a regular "
+                                          "file"),
 }
+
+
+def prepare(tmp_path, case: str) -> None:
+    """What a case of REFUSED finds on disk: a file, and the damaged cells or folders it names."""
+    (tmp_path / "a-file").write_text("not a directory\n")
+    if case == "a damaged cells file under --out":
+        damaged_cells(tmp_path / "out" / "random" / CELLS_FILE, "random")
+    elif case == "a damaged committed cells file":
+        damaged_cells(tmp_path / "committed" / "bench-test" / "greedy" / CELLS_FILE, "greedy")
+    elif case == "a player's folder a file":
+        (tmp_path / "out").mkdir()
+        (tmp_path / "out" / "greedy").write_text("not a directory\n")
+    elif case == "a player's scorecard a folder":
+        (tmp_path / "out" / "greedy" / "scorecard.md").mkdir(parents=True)
+
+
+def tree(root) -> dict:
+    """Every path under `root` and its bytes (None: a folder)."""
+    return {path: None if path.is_dir() else path.read_bytes() for path in root.rglob("*")}
 
 
 @pytest.mark.parametrize("case", REFUSED)
 def test_the_leaderboard_refuses_bad_input_in_one_line_before_benching_anyone(leaderboard, tmp_path, capsys,
                                                                               monkeypatch, case):
-    """Each bad argument, player or cells file: exit status 2, one line on stderr, no player benched
-    (the bench is replaced by one that fails), no page written, a damaged file left as it is."""
+    """Each bad argument, player, cells file or folder: exit status 2, one line on stderr, no player
+    benched (the bench is replaced by one that fails), and nothing written or created: no page, no
+    folder under --out (the random player's comes before greedy's refused one), files as they were."""
     arguments, message = REFUSED[case]
-    (tmp_path / "a-file").write_text("not a directory\n")
-    damaged = {"a damaged cells file under --out": (tmp_path / "out" / "random" / CELLS_FILE, "random"),
-               "a damaged committed cells file": (tmp_path / "committed" / "bench-test" / "greedy" / CELLS_FILE,
-                                                  "greedy")}.get(case)
-    if damaged:
-        damaged_cells(*damaged)
-    before = damaged[0].read_bytes() if damaged else None
+    prepare(tmp_path, case)
+    before = tree(tmp_path)
     monkeypatch.setattr(leaderboard, "bench", play_nothing)
     argv = ["--suite", "test", "--extra", "--ceiling", "none", "--out", str(tmp_path / "out"),
             *[argument.format(tmp=tmp_path) for argument in arguments]]
@@ -153,9 +198,7 @@ def test_the_leaderboard_refuses_bad_input_in_one_line_before_benching_anyone(le
     err = capsys.readouterr().err
     assert err.startswith("tools/leaderboard.py: error: ") and err.count("\n") == 1, err
     assert re.search(message, err), err
-    assert not leaderboard.PAGE.exists()
-    if damaged:
-        assert damaged[0].read_bytes() == before
+    assert tree(tmp_path) == before
 
 
 def test_the_leaderboard_writes_the_docs_page_only_when_asked(leaderboard, tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ cells are kept; the times are measured again at every run).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -96,8 +97,9 @@ def checked_plan(args: argparse.Namespace) -> Plan:
     """The run the arguments ask for, checked before any player is benched: the suite, the
     workers, every player at the suite's tables (the registry builds each, as the bench would),
     every cells file a bench would resume from (the player's under --out, else its committed
-    one), then --out and the player folders in it (created). Why all first: the champion's and the
-    oracle's benches take hours, and a bad last argument must not wait for them.
+    one), then --out and the player folders in it (all checked, then created: a refused run leaves
+    nothing behind). Why all first: the champion's and the oracle's benches take hours, and a bad
+    last argument must not wait for them.
 
     Raises:
         ValueError: one line naming the argument or file and what is allowed.
@@ -119,10 +121,42 @@ def checked_plan(args: argparse.Namespace) -> Plan:
         if not resumed.exists() and not args.no_committed:
             resumed = committed_cells(player, suite.version, COMMITTED)
         read_cells(resumed, suite, player)  # a damaged file: the file and its line, read only
-    files.check_output_directory("--out", args.out, (PAGE_NAME,))
-    for player in named:
-        files.check_output_directory("--out", args.out / player, OUT_FILES)
+    folders = [(args.out, (PAGE_NAME,)), *((args.out / player, OUT_FILES) for player in named)]
+    for folder, names in folders:
+        check_folder("--out", folder, names)
+    for folder, names in folders:
+        files.check_output_directory("--out", folder, names)
     return Plan(suite, tuple(named), ceiling, workers)
+
+
+def check_folder(option: str, path: Path, names: tuple[str, ...]) -> None:
+    """What :func:`files.check_output_directory` refuses, without creating the folder: a path that
+    is not a directory, or under which one cannot be made (the nearest existing folder above it
+    must be a directory that takes a new file), a folder that takes no new file, one of `names`
+    in it that is not a regular file. Why: that check creates the folder, and the leaderboard
+    checks every folder before it creates any, so that a refused run leaves nothing under --out.
+
+    Raises:
+        files.FileRefused: ``OPTION PATH: why``.
+    """
+    try:
+        if path.is_dir():  # a link to a directory is one
+            files.prove_writable(path)
+            for name in names:
+                try:
+                    files.refuse_to_replace(path / name)
+                except files.FileRefused as error:
+                    raise files.FileRefused(f"{name} in it {error}") from None
+            return
+        if os.path.lexists(path):
+            raise files.FileRefused(f"is {files.existing_kind(path)}, not a directory")
+        above = next(parent for parent in path.parents if os.path.lexists(parent))  # "." or "/" at the latest
+        if not above.is_dir():
+            raise files.FileRefused(f"cannot be created: {str(above)!r} is {files.existing_kind(above)}, "
+                                    "not a directory")
+        files.prove_writable(above)
+    except files.FileRefused as error:
+        raise files.FileRefused(f"{option} {os.fspath(path)}: {error}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,11 @@ CELL_FIELDS = ("cell", "hands", "games", "agent_pips", "opponent_pips", "differe
 #: Bounds on a cell read back: its hands (a suite's games x hands a game x players) and pips.
 MAX_CELL_HANDS = MAX_GAMES * MAX_HANDS_PER_GAME * MAX_PLAYERS
 MAX_PIPS = 1e6
+#: Decimals a cell's numbers keep in the cells file.
+DIGITS = 6
+#: How far a read-back difference may be from agent_pips - opponent_pips: the three are rounded
+#: to DIGITS decimals each, so at most 1.5e-6 apart, plus room for the float sums.
+DIFFERENCE_TOLERANCE = 2e-6
 
 
 class BenchError(ValueError):
@@ -76,8 +82,9 @@ class CellResult:
 
     @classmethod
     def from_dict(cls, content: Any) -> CellResult:
-        """A cell result from its JSON form, every field's type and range checked (a resumed cell
-        goes into the scorecard as it is read, so a NaN or a count of 0 here would be a rating).
+        """A cell result from its JSON form, every field's type and range checked, and the difference
+        against the pips it is made of (a resumed cell goes into the scorecard as it is read, so a
+        NaN, a count of 0 or an edited difference here would be a rating).
 
         Raises:
             ValueError: naming the field, its value and what is allowed.
@@ -97,9 +104,14 @@ class CellResult:
             raise ValueError(f"per_deal must be a list of 1 to {hands} numbers (one a deal)")
         if not isinstance(outcomes, list) or not outcomes:
             raise ValueError("outcomes must be a non-empty list of [opponent, game, score, count]")
+        agent_pips = _pips("agent_pips", content["agent_pips"])
+        opponent_pips = _pips("opponent_pips", content["opponent_pips"])
+        difference = _gap("difference", content["difference"])
+        if abs(difference - (agent_pips - opponent_pips)) > DIFFERENCE_TOLERANCE:
+            raise ValueError(f"difference {difference} is not agent_pips - opponent_pips = "
+                             f"{_round(agent_pips - opponent_pips)} (within {DIFFERENCE_TOLERANCE})")
         return cls(content["cell"], hands, validation.integer("games", content["games"], 1, hands),
-                   _pips("agent_pips", content["agent_pips"]), _pips("opponent_pips", content["opponent_pips"]),
-                   _gap("difference", content["difference"]), _pips("ci95", content["ci95"]),
+                   agent_pips, opponent_pips, difference, _pips("ci95", content["ci95"]),
                    validation.real("hands_won", content["hands_won"], 0, 1),
                    validation.real("games_won", content["games_won"], 0, 1),
                    tuple(_gap("per_deal", value) for value in per_deal), tuple(map(_outcome, outcomes)))
@@ -122,7 +134,7 @@ def _outcome(value: Any) -> Outcome:
 
 
 def _round(value: float) -> float:
-    return round(float(value), 6)
+    return round(float(value), DIGITS)
 
 
 class _Agent:
@@ -352,12 +364,12 @@ def _checked_cells(path: Path, suite: Suite, agent: str) -> tuple[dict[str, Cell
         found = None
     if found != header:
         raise BenchError(f"{str(path)!r} holds another bench ({found}); this one is {header}: choose another --out")
-    tables = {cell_name(table, line_up): table for table, line_up in suite.cells()}
+    cells = {cell_name(table, line_up): (table, line_up) for table, line_up in suite.cells()}
     done: dict[str, CellResult] = {}
     lines_of: dict[str, int] = {}
     for number, line in enumerate(complete[1:], start=2):
         try:
-            result = _cell_of(line, suite, tables)
+            result = _cell_of(line, suite, cells)
             if result.cell in lines_of:
                 raise ValueError(f"cell {result.cell!r} is recorded twice (also on line {lines_of[result.cell]})")
         except (ValueError, TypeError, RecursionError) as error:
@@ -367,22 +379,53 @@ def _checked_cells(path: Path, suite: Suite, agent: str) -> tuple[dict[str, Cell
     return done, (("\n".join(complete) + "\n").encode() if lines[-1] else None)
 
 
-def _cell_of(line: str, suite: Suite, tables: dict[str, Table]) -> CellResult:
-    """A line of the cells file as a cell of `suite` (`tables`: each cell's table), or a ValueError
-    saying what is wrong: not JSON, a field, a cell the suite does not play or counts it does not."""
+def _cell_of(line: str, suite: Suite, cells: dict[str, tuple[Table, LineUp]]) -> CellResult:
+    """A line of the cells file as a cell of `suite` (`cells`: each cell's table and line-up), or a
+    ValueError saying what is wrong: not JSON, a field, a cell the suite does not play, counts or
+    outcomes it does not."""
     try:
         content = json.loads(line)
     except json.JSONDecodeError as error:
         raise ValueError(f"not JSON at column {error.colno} ({error.msg})") from None
     result = CellResult.from_dict(content)
-    table = tables.get(result.cell)
-    if table is None:
-        raise ValueError(f"cell {result.cell!r} is not one of the suite's cells {sorted(tables)}")
+    if result.cell not in cells:
+        raise ValueError(f"cell {result.cell!r} is not one of the suite's cells {sorted(cells)}")
+    table, line_up = cells[result.cell]
     counts = (suite.hands(table), suite.hands(table) // suite.hands_per_game, suite.games)
     if (result.hands, result.games, len(result.per_deal)) != counts:
         raise ValueError(f"cell {result.cell!r} has {result.hands} hands, {result.games} games and "
                          f"{len(result.per_deal)} deals; the suite plays {counts[0]}, {counts[1]} and {counts[2]}")
+    _check_outcomes(result, Counter(specs.parse(name)[0].label for name in line_up.seats(table.config)))
     return result
+
+
+def _check_outcomes(result: CellResult, seats: Counter[str]) -> None:
+    """Refuse outcomes :func:`summarise` does not make for this cell: exactly one per game
+    ``CELL#0`` .. ``CELL#(games-1)`` and opponent label of the line-up, its count the seats that
+    label holds (`seats`). Why: the rating drops an opponent outside the pool without a word,
+    and a pool opponent in the place of another, or a game counted twice, would move it.
+
+    Raises:
+        ValueError: naming the outcome's value and what the cell allows.
+    """
+    games = {f"{result.cell}#{game}" for game in range(result.games)}
+    seen = set()
+    for outcome in result.outcomes:
+        key = (outcome.opponent, outcome.game)
+        if outcome.opponent not in seats:
+            raise ValueError(f"an outcome's opponent {outcome.opponent!r} is not one of the line-up's {sorted(seats)}")
+        if outcome.game not in games:
+            raise ValueError(f"an outcome's game {outcome.game!r} is not one of the cell's "
+                             f"'{result.cell}#0' to '{result.cell}#{result.games - 1}'")
+        if key in seen:
+            raise ValueError(f"the outcome against {outcome.opponent!r} in game {outcome.game!r} is recorded twice")
+        if outcome.count != seats[outcome.opponent]:
+            raise ValueError(f"the outcome against {outcome.opponent!r} in game {outcome.game!r} has count "
+                             f"{outcome.count}; the line-up gives it {seats[outcome.opponent]} seats")
+        seen.add(key)
+    if len(seen) != len(games) * len(seats):
+        raise ValueError(f"cell {result.cell!r} has {len(seen)} outcomes; its {len(games)} games against "
+                         f"{sorted(seats)} make {len(games) * len(seats)}")
 
 
 def cells_header(suite: Suite, agent: str) -> dict[str, str]:
