@@ -13,6 +13,7 @@ from conftest import ROOT
 
 RUNS = {
     "baselines_speed.py": ["--hands", "4", "--repeats", "1", "--configs", "3x6"],
+    "belief_quality.py": ["--hands", "2", "--tables", "4p_d9", "--plot", "beliefs.png"],
     "bench_at_one_table.py": ["--players", "random", "greedy", "--quick"],
     "chain_search_bound.py": ["--hands", "2"],
     "champion_speed.py": ["--hands", "1", "--specs", "td_lambda", "champion(simulations=8)", "--players", "2",

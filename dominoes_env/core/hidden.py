@@ -426,6 +426,121 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
     return out
 
 
+def deal_marginals(knowledge: HandKnowledge) -> np.ndarray:
+    """Where each hidden tile lies under :func:`sample_deals`' distribution, exactly: the
+    marginals of the uniform distribution over the deals that agree with the facts (those the
+    plan keeps, as the samples do), computed from the same counting table instead of sampled.
+
+    Returns:
+        (m, n + 1) float64: ``[j, p]`` the probability that tile ``hidden[j]`` lies at place p
+        (a seat 1..n-1 in the player's frame, the boneyard last; column 0, the player's own, is
+        0). Each row sums to 1.
+
+    Raises:
+        ValueError: knowledge no position can have (:meth:`HandKnowledge.check`).
+        RuntimeError: no deal agrees with the facts (as :func:`sample_deals`).
+    """
+    if not isinstance(knowledge, HandKnowledge):
+        raise ValueError(f"knowledge must be a HandKnowledge (KnowledgeTracker.observe), got "
+                         f"{validation.shown(knowledge)}")
+    knowledge.check()
+    n, m = knowledge.config.num_players, knowledge.hidden.shape[0]
+    capacity = np.zeros(n + 1, dtype=np.int64)
+    capacity[1:n] = knowledge.hand_sizes[1:]
+    capacity[n] = knowledge.boneyard
+    out = np.zeros((m, n + 1), dtype=np.float64)
+    if m == 0:
+        return out
+    if not knowledge.forbidden.any():  # every deal of the sizes alike: each tile at p with p's share of the room
+        out[:] = capacity / m
+        return out
+    plan = sampling_plan(knowledge)
+    constrained = plan.constrained
+    free = np.flatnonzero(plan.allowed.all(axis=1))
+    dimensions = np.array([g for g in range(plan.capacity.shape[0]) if g != plan.implied], dtype=np.int64)
+    radix = plan.capacity[dimensions] + 1
+    strides = np.ones(dimensions.shape[0], dtype=np.int64)
+    for k in range(1, dimensions.shape[0]):
+        strides[k] = strides[k - 1] * radix[k - 1]
+    rows = np.ascontiguousarray(plan.allowed[constrained][:, dimensions])
+    implied_allowed = np.ascontiguousarray(plan.allowed[constrained, plan.implied])
+    table = _counting_table(rows, implied_allowed, radix, strides, free.shape[0])
+    if not table[0, int(((radix - 1) * strides).sum())] > 0:
+        raise RuntimeError("no deal agrees with the facts: were all of the player's observations shown to the "
+                           "tracker, in order, with reset() at each hand?")
+    by_group = _group_marginals(table, rows, implied_allowed, radix, strides, constrained, free, dimensions,
+                                plan.implied, plan.capacity, m)
+    for place in range(1, n + 1):  # within a group every place takes the same tiles: shares by room
+        group = plan.groups[place]
+        if group >= 0:
+            out[:, place] = by_group[:, group] * capacity[place] / plan.capacity[group]
+    return out
+
+
+@kernel
+def _group_marginals(table, rows, implied_allowed, radix, strides, constrained, free, dimensions, implied,
+                     group_capacity, m):
+    """(m, groups): the probability of each hidden tile's group under :func:`_sample_from_table`'s
+    draws: the distribution of the room left is carried forward through the constrained tiles,
+    each step weighted as a sample weighs it; the free tiles then fill the room left at random."""
+    m_c, q = rows.shape
+    states = 1
+    for k in range(q):
+        states *= radix[k]
+    result = np.zeros((m, group_capacity.shape[0]), dtype=np.float64)
+    forward = np.zeros(states, dtype=np.float64)
+    following = np.zeros(states, dtype=np.float64)
+    weights = np.empty(q + 1, dtype=np.float64)
+    room = np.empty(q, dtype=np.int64)
+    start = 0
+    for k in range(q):
+        start += (radix[k] - 1) * strides[k]
+    forward[start] = 1.0
+    dimension_capacity = 0
+    for k in range(q):
+        dimension_capacity += radix[k] - 1
+    for i in range(m_c + 1):
+        for s in range(states):
+            mass = forward[s]
+            if mass == 0.0:
+                continue
+            left, held = s, 0
+            for k in range(q):
+                room[k] = left % radix[k]
+                left //= radix[k]
+                held += room[k]
+            implied_room = group_capacity[implied] - (i - (dimension_capacity - held))
+            if i == m_c:  # the free tiles, dealt at random into the room left
+                count = free.shape[0]
+                for j in range(count):
+                    for k in range(q):
+                        result[free[j], dimensions[k]] += mass * room[k] / count
+                    result[free[j], implied] += mass * implied_room / count
+                continue
+            total = 0.0
+            for k in range(q):
+                weights[k] = table[i + 1, s - strides[k]] if rows[i, k] and room[k] > 0 else 0.0
+                total += weights[k]
+            weights[q] = table[i + 1, s] if implied_allowed[i] and implied_room > 0 else 0.0
+            total += weights[q]
+            if total == 0.0:
+                continue
+            for k in range(q):
+                if weights[k] > 0.0:
+                    share = mass * weights[k] / total
+                    result[constrained[i], dimensions[k]] += share
+                    following[s - strides[k]] += share
+            if weights[q] > 0.0:
+                share = mass * weights[q] / total
+                result[constrained[i], implied] += share
+                following[s] += share
+        if i < m_c:
+            for s in range(states):
+                forward[s] = following[s]
+                following[s] = 0.0
+    return result
+
+
 def _check_call(knowledge: HandKnowledge, rng: np.random.Generator, count: int) -> int:
     """The checks at the sampler's door (a few microseconds beside a sample's cost)."""
     if not isinstance(knowledge, HandKnowledge):

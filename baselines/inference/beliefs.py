@@ -1,0 +1,105 @@
+"""The beliefs' interface, the uniform kind, and :func:`make_beliefs`, the one way to get a kind.
+
+A belief is a prediction of where each hidden tile lies, so it is scored as one: the log
+probability it gives each hidden tile's true place, against the uniform kind's on the same
+positions (``benchmarks/belief_quality.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from dominoes_env.core import validation
+from dominoes_env.core.config import GameConfig
+from dominoes_env.core.hidden import HandKnowledge, KnowledgeTracker, deal_marginals
+
+
+@runtime_checkable
+class Beliefs(Protocol):
+    """Where one player believes each hidden tile lies, through a hand.
+
+    :meth:`probabilities` is an array of shape (tiles, players + 1): rows in the env's tile
+    order, columns the seats relative to the player (0 = the player, 1 = the next seat, ...)
+    and the boneyard last. Each hidden tile's row sums to 1 and gives 0 to every place the
+    hard facts rule out (a seat's size of 0, a value its pass proved it lacks, the boneyard
+    at a table without one); the rows of tiles the player can see are 0.
+    """
+
+    def reset(self) -> None:
+        """A new hand: nothing is known yet."""
+
+    def observe(self, observation: np.ndarray) -> None:
+        """Take the player's observation at its decision (each one, in order)."""
+
+    def probabilities(self) -> np.ndarray:
+        """The beliefs after the latest observation."""
+
+
+class UniformBeliefs:
+    """Every deal that agrees with the hard facts alike: the exact sampler's marginals
+    (:func:`dominoes_env.core.hidden.deal_marginals`), the baseline every other kind beats or not."""
+
+    kind = "uniform"
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.tracker = KnowledgeTracker(config)
+        self.knowledge: HandKnowledge | None = None
+
+    def reset(self) -> None:
+        self.tracker.reset()
+        self.knowledge = None
+
+    def observe(self, observation: np.ndarray) -> None:
+        self.knowledge = self.tracker.observe(observation)
+
+    def probabilities(self) -> np.ndarray:
+        if self.knowledge is None:
+            raise ValueError("no observation yet: call observe(observation) at the player's decision first")
+        knowledge = self.knowledge
+        beliefs = np.zeros((self.config.num_tiles, self.config.num_players + 1), dtype=np.float64)
+        beliefs[knowledge.hidden] = deal_marginals(knowledge)
+        return beliefs
+
+
+#: The kinds by name, each a factory of beliefs from the table.
+KINDS: dict[str, Callable[[GameConfig], Beliefs]] = {"uniform": UniformBeliefs}
+#: The kind :func:`make_beliefs` gives when none is named: the best measured so far
+#: (docs/inference.md). Until a learned kind is measured better, the uniform one.
+DEFAULT_KIND = "uniform"
+
+
+def make_beliefs(config: GameConfig, kind: str | Callable[[GameConfig], Beliefs] | None = None) -> Beliefs:
+    """Beliefs of one player at `config`'s table.
+
+    Args:
+        config: the table.
+        kind: a name of :data:`KINDS` (None: :data:`DEFAULT_KIND`), or a user's own factory:
+            a callable that takes the table and returns an object with ``reset``, ``observe``
+            and ``probabilities``.
+
+    Raises:
+        ValueError: one line: a table that is not a GameConfig, an unknown kind (the known
+            ones listed), or a factory whose result lacks one of the three methods.
+    """
+    if not isinstance(config, GameConfig):
+        raise ValueError(f"config must be a GameConfig (dominoes_env.make_config), got {validation.shown(config)}")
+    if kind is None:
+        kind = DEFAULT_KIND
+    if isinstance(kind, str):
+        factory = KINDS.get(kind)
+        if factory is None:
+            raise ValueError(f"kind must be one of {sorted(KINDS)} or a factory of beliefs, got {kind!r}")
+    elif callable(kind):
+        factory = kind
+    else:
+        raise ValueError(f"kind must be one of {sorted(KINDS)} or a factory of beliefs, got {validation.shown(kind)}")
+    beliefs = factory(config)
+    missing = [name for name in ("reset", "observe", "probabilities") if not callable(getattr(beliefs, name, None))]
+    if missing:
+        raise ValueError(f"the beliefs {validation.shown(beliefs)} made by kind {validation.shown(kind)} lack "
+                         f"{', '.join(missing)}: beliefs have reset(), observe(observation) and probabilities()")
+    return beliefs
