@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 
 import pytest
 
@@ -48,9 +49,18 @@ def browser():
         launched.close()
 
 
+def wait_until(page, expression, timeout=30.0):
+    """Wait until the JavaScript expression is true in the page. (Playwright's wait_for_function evaluates
+    its predicate from a string, which the pages' Content-Security-Policy forbids; page.evaluate is not.)"""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        page.wait_for_timeout(20)
+
+
 def settled(page, default):
     """Wait until the opponent field shows the table's default (the page asks the server when the table changes)."""
-    page.wait_for_function(f"document.body.dataset.defaultOpponent === {default!r} && "
+    wait_until(page, f"document.body.dataset.defaultOpponent === {default!r} && "
                            f"document.getElementById('opponent').value === {default!r}")
 
 
@@ -82,7 +92,7 @@ def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_rec
             assert page.locator("#table g[data-hand]").count() == 3  # every hand is shown
             hands_seen_ended += 1
             page.click("#next-hand")
-            page.wait_for_function(READY)
+            wait_until(page, READY)
             continue
         hand = game.env.unwrapped.game.hand
         assert drawn_lines(page) == {line: hand.line(line) for line in range(4)}
@@ -116,7 +126,7 @@ def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_rec
             clicked_tiles += 1
         else:
             page.click(f"#moves [data-action='{buttons[-1]}']")
-        page.wait_for_function(READY)
+        wait_until(page, READY)
         moves += 1
     assert moves >= 3 and hinted and hands_seen_ended == 1 and len(game.env.recorded.hands) == 2
     assert clicked_tiles >= 2 and split_tiles >= 1  # both ways of clicking a tile were taken (seed 7)
@@ -175,20 +185,29 @@ def test_the_page_says_when_the_server_is_full_and_a_page_of_another_site_gets_n
     try:
         first, second, third, foreign = (browser.new_page() for _ in range(4))
         new_game(first)
-        # a page of another origin (this server under another name) sends what a cross-site page can
-        foreign.goto(url.replace("127.0.0.1", "localhost") + "/static/style.css")
-        sent = foreign.evaluate("""async (target) => {
-            const answer = await fetch(target + "/api/games", {method: "POST", mode: "no-cors",
-                headers: {"Content-Type": "text/plain"}, body: JSON.stringify({opponents: ["greedy"]})});
-            return answer.type; }""", url)
-        assert sent == "opaque" and store.going_on() == 1  # refused, and its answer unreadable
+        # a page of another origin (this server under another name, the page not the server's: a
+        # Content-Security-Policy of its own would stop the fetch before it got here) sends what a cross-site page can
+        elsewhere = url.replace("127.0.0.1", "localhost") + "/elsewhere"
+        foreign.route(elsewhere, lambda route: route.fulfill(content_type="text/html", body="<p>another site</p>"))
+        foreign.goto(elsewhere)
+        with foreign.expect_request(url + "/api/games"):
+            sent = foreign.evaluate("""async (target) => {
+                try {
+                    const answer = await fetch(target + "/api/games", {method: "POST", mode: "no-cors",
+                        headers: {"Content-Type": "text/plain"}, body: JSON.stringify({opponents: ["greedy"]})});
+                    return answer.type;
+                } catch (error) { return "network error"; } }""", url)
+        # sent, and refused (no game made); the page cannot read the answer (opaque, or a network error
+        # where the answer's Cross-Origin-Resource-Policy keeps it from another site)
+        assert store.going_on() == 1
+        assert sent in ("opaque", "network error")
         new_game(second)
         assert store.going_on() == 2 and second.text_content("#error") == ""
         third.goto(url + "/")  # the server is full: the page says so when it opens, and when asked
-        third.wait_for_function("document.getElementById('error').textContent !== ''")
+        wait_until(third, "document.getElementById('error').textContent !== ''")
         assert "The server is full" in third.text_content("#error")
         third.click("#new-game")
-        third.wait_for_function("document.getElementById('error').textContent.startsWith('the server is full')")
+        wait_until(third, "document.getElementById('error').textContent.startsWith('the server is full')")
         for page in (first, second, third, foreign):
             page.close()
     finally:
@@ -204,17 +223,17 @@ def test_the_page_follows_the_table_logs_the_moves_and_fits_the_window(server, b
     missing = []
     page.on("response", lambda response: missing.append(response.url) if response.status == 404 else None)
     page.goto(url + "/")
-    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    wait_until(page, "document.body.dataset.defaultOpponent === 'champion'")
     page.select_option("#players", "3")
-    page.wait_for_function("document.body.dataset.defaultOpponent === 'persistent_line'")
+    wait_until(page, "document.body.dataset.defaultOpponent === 'persistent_line'")
     assert page.input_value("#opponent") == "persistent_line"
     page.select_option("#speed", "0")
     page.fill("#seed", "3")
     page.click("#new-game")
-    page.wait_for_function(READY)
+    wait_until(page, READY)
     assert page.text_content("#error") == ""
     page.click("#moves [data-action]")  # one move of the person's, then the opponents' up to its next turn
-    page.wait_for_function(READY)
+    wait_until(page, READY)
     game = store.get(page.evaluate("document.body.dataset.gameId"))
     logged = page.eval_on_selector_all("#log li", "items => items.map(item => item.textContent)")
     moves = game.env.recorded.num_moves
@@ -223,9 +242,9 @@ def test_the_page_follows_the_table_logs_the_moves_and_fits_the_window(server, b
     page.select_option("#players", "6")
     page.select_option("#highest", "12")
     page.select_option("#rules", "mexican_train")
-    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    wait_until(page, "document.body.dataset.defaultOpponent === 'champion'")
     page.click("#new-game")
-    page.wait_for_function(READY)
+    wait_until(page, READY)
     assert page.text_content("#error") == ""
     assert page.evaluate("document.querySelector('#table svg').getBoundingClientRect().right") <= 1280
     assert "Mexican train" in page.text_content("#table")
@@ -244,17 +263,84 @@ def test_the_opponent_field_shows_the_answer_for_the_table_chosen_last(server, b
     url, _, _ = server
     page = browser.new_page()
     page.goto(url + "/")
-    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    wait_until(page, "document.body.dataset.defaultOpponent === 'champion'")
     held = []  # the first ask waits for the test
     page.route("**/api/players?players=6&highest=9*", lambda route: held.append(route))
     page.select_option("#players", "6")
     page.select_option("#highest", "12")
     page.select_option("#rules", "mexican_train")
-    page.wait_for_function("document.body.dataset.defaultOpponent === 'champion'")
+    wait_until(page, "document.body.dataset.defaultOpponent === 'champion'")
     assert len(held) == 1
     with page.expect_response("**/api/players?players=6&highest=9*"):
         held[0].continue_()  # 6 players double-nine by the draw rules: persistent_line's table
     page.evaluate("() => new Promise(requestAnimationFrame)")
     assert page.evaluate("document.body.dataset.defaultOpponent") == "champion"
     assert page.input_value("#opponent") == "champion"
+    page.close()
+
+
+def test_the_watch_page_hides_its_step_controls_until_a_record_is_chosen(server, browser):
+    """Before a record is chosen the step controls are hidden (a stylesheet's display once beat the
+    hidden attribute), and working them anyway (a click, a drag of the slider, a change of a select)
+    raises no error in the page."""
+    url, _, _ = server
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + "/watch")
+    page.wait_for_selector("#directory:not(:empty)")
+    assert not page.is_visible("#controls")
+    controls = ["first", "back", "play", "forward", "last", "position", "hand", "speed", "all-hands", "tiles"]
+    assert [name for name in controls if page.is_visible(f"#{name}")] == []
+    for name in ["first", "back", "play", "forward", "last", "all-hands"]:
+        page.evaluate("name => document.getElementById(name).click()", name)
+    for name, event in [("position", "input"), ("all-hands", "change"), ("tiles", "change"), ("hand", "change")]:
+        page.dispatch_event(f"#{name}", event)
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 100))")  # the asynchronous handlers run
+    assert errors == []
+    assert page.text_content("#error") == ""
+    page.close()
+
+
+def list_markers(page, selector):
+    """The numbers the browser draws before the items of the list at selector (from its accessibility
+    tree: a list's markers are not in the DOM)."""
+    session = page.context.new_cdp_session(page)
+    try:
+        document = session.send("DOM.getDocument")
+        node = session.send("DOM.querySelector", {"nodeId": document["root"]["nodeId"], "selector": selector})
+        tree = session.send("Accessibility.getPartialAXTree", {"nodeId": node["nodeId"], "fetchRelatives": False})
+        root = tree["nodes"][0]["nodeId"]
+        full = session.send("Accessibility.getFullAXTree")["nodes"]
+    finally:
+        session.detach()
+    by_id = {entry["nodeId"]: entry for entry in full}
+
+    def markers(entry):
+        if entry.get("role", {}).get("value") == "ListMarker":
+            yield entry.get("name", {}).get("value", "").strip()
+        for child in entry.get("childIds", []):
+            if child in by_id:
+                yield from markers(by_id[child])
+
+    return list(markers(by_id[root]))
+
+
+def test_the_move_log_numbers_the_first_move_1(server, browser):
+    """The log's heading of the hand is no item of the list: the first move logged is numbered 1, not 2."""
+    url, _, _ = server
+    page = browser.new_page()
+    page.goto(url + "/")
+    wait_until(page, "document.body.dataset.defaultOpponent === 'champion'")
+    page.select_option("#speed", "0")
+    page.fill("#seed", "3")
+    page.click("#new-game")
+    wait_until(page, READY)
+    if page.locator("#log li:not(.log-hand)").count() == 0:  # the person moves first: one move of theirs
+        page.click("#moves [data-action]")
+        wait_until(page, READY)
+    moves = page.locator("#log li:not(.log-hand)").count()
+    assert moves >= 1
+    numbers = list_markers(page, "#log")
+    assert numbers == [f"{k}." for k in range(1, moves + 1)]
     page.close()

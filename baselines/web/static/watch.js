@@ -12,6 +12,7 @@ let loads = 0;       // only the answer to the latest request is shown
 function fail(error) { $("error").textContent = error ? String(error.message || error) : ""; }
 
 async function load(hand) {
+  if (!source) return;  // no record chosen yet
   const query = `?hand=${hand}`;
   const mine = ++loads;
   playing = false;
@@ -33,6 +34,7 @@ async function load(hand) {
 }
 
 function show(k) {
+  if (!frames.length) return;  // no record loaded yet: the controls have nothing to step through
   position = Math.max(0, Math.min(frames.length - 1, k));
   const frame = frames[position];
   $("position").value = position;
@@ -62,6 +64,7 @@ function show(k) {
 }
 
 async function playThrough() {
+  if (!frames.length) return;
   playing = !playing;
   $("play").textContent = playing ? "pause" : "play";
   while (playing && position < frames.length - 1) {
