@@ -218,6 +218,20 @@ def test_a_second_stage_starts_from_the_weights_it_is_given_and_refuses_another_
         initial_weights(str(tmp_path / "missing.safetensors"), config)
 
 
+def test_dominoes_train_ppo_reports_the_steps_it_took_when_a_rollout_overshoots_steps(tmp_path, capsys):
+    """--steps 200 with rollouts of 16 games x 8 steps (128 decisions in self-play) takes two whole rollouts:
+    the printed count, the log and the weights' info all say 256, and the printed line names the 200 asked for."""
+    out = tmp_path / "run"
+    assert dominoes(["train", "ppo", "--players", "3", "--highest", "6", "--steps", "200", "--num-envs", "16",
+                     "--rollout-steps", "8", "--hidden", "8", "--eval-every", "0", "--eval-hands", "6",
+                     "--eval-opponents", "greedy", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    taken = load_weights(out / "ppo.safetensors").info["steps_trained"]
+    assert taken == 256
+    assert f"trained {taken:,} learner steps (--steps 200, rounded up to whole rollouts);" in printed
+    assert int(log_rows(out)[-1]["steps"]) == taken
+
+
 def test_dominoes_train_ppo_writes_its_files_and_refuses_bad_options(tmp_path, capsys):
     out = tmp_path / "run"
     assert dominoes(["train", "ppo", "--players", "3", "--highest", "6", "--steps", "256", "--num-envs", "16",

@@ -19,7 +19,7 @@ from baselines.cli import options
 from baselines.cli.learner import require_torch
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from baselines.ppo.config import DEVICES, PPOConfig
-from baselines.ppo.weights import checksum
+from baselines.ppo.weights import checksum, load_weights
 from dominoes_env.core import validation
 from dominoes_env.core.config import table_arguments
 
@@ -86,5 +86,8 @@ def run(args: argparse.Namespace) -> int:
         info["init"] = {"file": args.init, "sha256": checksum(init.weights), "info": init.info}
     final = train_run(config, out, args.device, progress=not args.no_progress, info=info,
                       engine_threads=args.engine_threads, init=init)
-    print(f"trained {config.steps:,} learner steps; weights {final}, log {out / LOG_NAME}")
+    # the steps really taken: the run ends at the first whole rollout at or past --steps
+    trained = int(load_weights(final).info.get("steps_trained", config.steps))
+    rounded = f" (--steps {config.steps:,}, rounded up to whole rollouts)" if trained != config.steps else ""
+    print(f"trained {trained:,} learner steps{rounded}; weights {final}, log {out / LOG_NAME}")
     return 0

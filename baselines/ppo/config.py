@@ -28,6 +28,8 @@ MAX_STEPS = 10**12  #: learner steps of one run
 MAX_WIDTH = 4096  #: units of one hidden layer
 MAX_LAYERS = 8
 MAX_BATCH_ROWS = 2**24  #: games x rollout steps of one update (its memory: rows x observation bytes)
+NUM_ENVS = 1024  #: the default games stepped side by side
+ROLLOUT_STEPS = 32  #: the default steps of every game in one rollout
 
 
 def _opponents(name: str, value: Any) -> tuple[str, ...]:
@@ -66,8 +68,11 @@ class PPOConfig:
 
     game: GameConfig = field(default_factory=lambda: make_config(4, 9))
     """The table it learns (``--players``, ``--highest``, ``--rules`` and the table rules)."""
-    steps: int = field(default=10_000_000, metadata=bounded("learner steps: decisions the network learns from",
-                                                             0, MAX_STEPS))
+    steps: int = field(default=10_000_000, metadata=bounded(
+        "learner steps: decisions the network learns from; the run stops at the first whole rollout at or past "
+        f"this, so it rounds up (a rollout: --num-envs x --rollout-steps decisions, "
+        f"{NUM_ENVS * ROLLOUT_STEPS:,} by default in self-play; with a pool only the learner's seat counts, "
+        "about 1/--players of that)", 0, MAX_STEPS))
     """Learner steps: every decision of the learner in every game is one (all seats in self-play)."""
     seed: int = field(default=0, metadata=option("--seed", "seed of the whole run", options.seed, options.number))
     """Seeds the initial weights, the deals, the sampled moves and the opponents' draws."""
@@ -84,9 +89,10 @@ class PPOConfig:
     pool_sampling: str = field(default="uniform", metadata=option(
         "--pool-sampling", f"how a pool draws: {', '.join(POOL_SAMPLING)}", _choice(POOL_SAMPLING), str))
     """How the pool draws its members (:data:`baselines.selfplay.pool.SAMPLING`)."""
-    num_envs: int = field(default=1024, metadata=bounded("games stepped side by side", 1, 1_000_000))
+    num_envs: int = field(default=NUM_ENVS, metadata=bounded("games stepped side by side", 1, 1_000_000))
     """Games on the batched engine (:class:`dominoes_env.VectorDominoes`), stepped in lockstep."""
-    rollout_steps: int = field(default=32, metadata=bounded("steps of every game in one rollout", 1, 100_000))
+    rollout_steps: int = field(default=ROLLOUT_STEPS, metadata=bounded("steps of every game in one rollout",
+                                                                       1, 100_000))
     """Global steps of every game per rollout: an update learns from num_envs x rollout_steps decisions."""
     hidden: tuple[int, ...] = field(default=(128, 128), metadata=option(
         "--hidden", f"hidden layer widths, comma-separated (1-{MAX_LAYERS} layers of 1-{MAX_WIDTH})", _hidden, _widths,
