@@ -273,3 +273,15 @@ def test_a_difference_that_rounds_to_zero_has_no_minus_sign():
     from baselines.harness.statistics import signed
 
     assert [signed(x) for x in (-0.0, -1e-9, -0.004, 0.004, 1.25, -0.4)] == ["+0.00"] * 4 + ["+1.25", "-0.40"]
+
+
+def test_the_command_says_what_it_plays_before_the_first_hand_whatever_its_output(capsys):
+    """A match of minutes whose table goes to a file is not silent: the hands it plays are said
+    on stderr once the policies are checked (a refused command says only its error)."""
+    from baselines.cli import main as dominoes
+
+    assert dominoes(["evaluate", "random", "greedy:3", "--hands", "8", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ("dominoes evaluate: 8 hands of 4 players, double-9 (every deal under all seat "
+                            "rotations); the table is printed when they are played\n")
+    assert captured.out.startswith("4 players, double-9, 8 hands")

@@ -8,7 +8,7 @@ import sys
 from baselines.cli import options
 from baselines.harness.evaluate import MAX_HANDS, evaluate
 from dominoes_env.core import validation
-from dominoes_env.core.config import MAX_HANDS_PER_GAME
+from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +39,17 @@ def run(args: argparse.Namespace) -> int:
         hands = options.count("--hands", args.hands, 1, MAX_HANDS)
         hands_per_game = options.count("--hands-per-game", args.hands_per_game, 1, MAX_HANDS_PER_GAME)
         result = evaluate(args.policies, hands, seed=seed, num_players=config, hands_per_game=hands_per_game,
-                          progress=sys.stderr.isatty() if args.progress is None else args.progress)
+                          progress=sys.stderr.isatty() if args.progress is None else args.progress,
+                          announce=lambda total: _announce(total, config))
     except ValueError as error:
         print(f"dominoes evaluate: error: {error}", file=sys.stderr)
         return 2
     print(result.table())
     return 0
+
+
+def _announce(hands: int, config: GameConfig) -> None:
+    """Said on stderr before the first hand, whatever the output is: a long match whose output
+    goes to a file is not silent."""
+    print(f"dominoes evaluate: {hands:,} hands of {describe_table(config)} (every deal under all seat rotations); "
+          f"the table is printed when they are played", file=sys.stderr, flush=True)

@@ -205,6 +205,7 @@ class _Entry:
 
 def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num_players: int | GameConfig = 4,
              highest_double: int = 9, hands_per_game: int = 1, progress: bool = False,
+             announce: Callable[[int], None] | None = None,
              **table_rules: Unpack[TableRuleOptions]) -> EvaluationResult:
     """Play `policies` against each other through the env and measure them.
 
@@ -221,6 +222,8 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
             :func:`dominoes_env.make_config`).
         hands_per_game: hands per episode (1: single hands; N+1: full games, engines N..0).
         progress: show a progress bar (tqdm, when installed) on runs longer than a second.
+        announce: called once every entry is checked, before the first hand, with the hands
+            that will be played (the command line says it, so a long run is never silent).
 
     Raises:
         ValueError: fewer entries than seats, an unknown policy or parameter, a policy
@@ -256,6 +259,8 @@ def evaluate(policies: Sequence[PolicyEntry], num_hands: int, seed: int = 0, num
     seating = np.empty((hands_total, num_players), dtype=np.int16)
     went_out = np.empty(hands_total, dtype=np.int8)
     deal = np.repeat(np.arange(num_deals), num_players * hands_per_game)
+    if announce is not None:
+        announce(hands_total)
     bar = _progress_bar(hands_total) if progress else None
     row = 0
     for d in range(num_deals):
