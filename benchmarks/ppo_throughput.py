@@ -3,6 +3,7 @@
     python benchmarks/ppo_throughput.py [--hidden 64,64] [--num-envs 1024] [--rollout-steps 32] [--updates 6]
                                         [--torch-threads 2] [--skip-cleanrl]
     python benchmarks/ppo_throughput.py --device cuda --num-envs 16384 --rollout-steps 16 --engine-threads 16
+    python benchmarks/ppo_throughput.py --busy [--torch-threads auto|N] [--updates 12]
 
 Four figures at 4 players, double-nine, fixed seeds, each after a warm-up:
 
@@ -17,6 +18,11 @@ Four figures at 4 players, double-nine, fixed seeds, each after a warm-up:
 It prints the ratios the goals are stated in: the trainer against the network alone (goal: at
 least half) and against the CleanRL recipe (goal: at least 10x). A speed holds for the machine
 it ran on, and its load: read the ratios.
+
+``--busy`` measures instead the trainer as ``dominoes train ppo`` runs it, quiet and then beside
+a process this script starts that keeps one core busy, in the same run: the ratio is the goal
+(at least 0.5). ``--torch-threads auto`` (the command's default) chooses the threads as the
+command does (:class:`baselines.harness.threads.ThreadChooser`); a number fixes them.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from baselines.harness.threads import ThreadChooser, thread_candidates
 from baselines.ppo.config import PPOConfig
 from baselines.ppo.trainer import Trainer
 from baselines.selfplay import OpponentPool
@@ -64,6 +72,41 @@ def trainer_rate(config: PPOConfig, updates: int, device: str = "cpu", engine_th
         steps += trainer.learner_steps(rollout)
     elapsed = time.perf_counter() - began
     return steps / elapsed, engine_seconds / elapsed, trainer
+
+
+def auto_trainer_rate(config: PPOConfig, updates: int, threads: int | None) -> float:
+    """Learner steps/s of whole updates as ``dominoes train ppo`` makes them: torch's threads fixed,
+    or (None) chosen by :class:`ThreadChooser` from the updates as they run, as the command does."""
+    trainer = Trainer(config, "cpu", 1)
+    trainer.start_segment(0)
+    trainer.learn(trainer.collect(), config.learning_rate)  # warm-up
+    chooser = ThreadChooser(thread_candidates()) if threads is None else None
+    steps, began = 0, time.perf_counter()
+    for _ in range(updates):
+        count = chooser.next() if chooser is not None else threads
+        assert count is not None
+        torch.set_num_threads(count)
+        start = time.perf_counter()
+        rollout = trainer.collect()
+        trainer.learn(rollout, config.learning_rate)
+        done = trainer.learner_steps(rollout)
+        if chooser is not None:
+            chooser.record(count, (time.perf_counter() - start) / done)
+        steps += done
+    return steps / (time.perf_counter() - began)
+
+
+def busy_ratio(config: PPOConfig, updates: int, threads: int | None) -> tuple[float, float]:
+    """(quiet rate, rate beside a process that keeps one core busy), measured one after the other."""
+    quiet = auto_trainer_rate(config, updates, threads)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)
+        busy = auto_trainer_rate(config, updates, threads)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    return quiet, busy
 
 
 def network_alone_rate(trainer: Trainer, updates: int) -> float:
@@ -120,16 +163,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--num-envs", type=validation.integer_argument, default=1024)
     parser.add_argument("--rollout-steps", type=validation.integer_argument, default=32)
     parser.add_argument("--updates", type=validation.integer_argument, default=6, help="updates timed (default 6)")
-    parser.add_argument("--torch-threads", type=validation.integer_argument, default=2)
+    parser.add_argument("--torch-threads", default=None, help="torch's threads: N, or auto as dominoes train ppo "
+                                                                 "chooses them (default 2; --busy: auto)")
+    parser.add_argument("--busy", action="store_true", help="the trainer quiet, then beside a process that keeps one "
+                                                            "core busy (started here): the ratio")
     parser.add_argument("--device", default="cpu", help="where the network runs: cpu or cuda (default cpu)")
     parser.add_argument("--engine-threads", type=validation.integer_argument, default=1,
                         help="threads of the batched engine (default 1)")
     parser.add_argument("--skip-cleanrl", action="store_true", help="leave the CleanRL recipe out (it takes a minute)")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.torch_threads)
     hidden = tuple(int(width) for width in args.hidden.split(","))
     config = PPOConfig(hidden=hidden, num_envs=args.num_envs, rollout_steps=args.rollout_steps,
                        policy_head=args.policy_head)
+    if args.busy:
+        threads = None if args.torch_threads in (None, "auto") else validation.integer_argument(args.torch_threads)
+        quiet, busy = busy_ratio(config, args.updates, threads)
+        print(f"4 players, double-nine; network {hidden}, policy head {args.policy_head}, B={args.num_envs} x "
+              f"{args.rollout_steps}; torch threads {'auto' if threads is None else threads}; {args.updates} updates")
+        print(f"  quiet            {quiet:>11,.0f} learner steps/s")
+        print(f"  one core busy    {busy:>11,.0f} learner steps/s")
+        print(f"  ratio busy / quiet {busy / quiet:.2f} (goal >= 0.5)")
+        return
+    args.torch_threads = 2 if args.torch_threads is None else validation.integer_argument(args.torch_threads)
+    torch.set_num_threads(args.torch_threads)
     print(f"4 players, double-nine; network {hidden} tanh, policy head {args.policy_head}, B={args.num_envs} games x "
           f"{args.rollout_steps} steps "
           f"an update ({config.rollout_rows:,} rows), {config.epochs} epochs of {config.minibatches} minibatches; "

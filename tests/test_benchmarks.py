@@ -122,3 +122,14 @@ def test_the_cold_start_times_another_checkout_beside_this_one(tmp_path):
     for against in (tmp_path, ROOT):
         refused = subprocess.run([*script, "--against", str(against)], capture_output=True, text=True, timeout=60)
         assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1].endswith(f"got {str(against)!r}")
+
+
+@pytest.mark.slow
+def test_the_trainers_busy_ratio_is_measured_beside_a_process_it_starts(tmp_path):
+    """ppo_throughput.py --busy: the trainer quiet, then beside a spinning process it starts and stops itself."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ppo_throughput.py"), "--busy", "--hidden", "8",
+                           "--num-envs", "16", "--rollout-steps", "4", "--updates", "2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ratio = next(line for line in done.stdout.splitlines() if line.strip().startswith("ratio busy / quiet"))
+    assert float(ratio.split()[4]) > 0 and "torch threads auto" in done.stdout

@@ -55,3 +55,24 @@ def test_a_batch_on_threads_asks_openmp_for_short_spins_unless_told_otherwise(mo
         monkeypatch.setattr(batch, "_short_spins_asked", False)
         batch.prefer_short_spins()
         assert {key: os.environ[key] for key in batch.THREADING_CHOICES if key in os.environ} == {name: value}
+
+
+def test_the_thread_chooser_keeps_the_faster_count_and_follows_a_change_of_load():
+    from baselines.harness.threads import ThreadChooser
+
+    chooser = ThreadChooser((1, 2), explore_every=4)
+    cost = {1: 2.0, 2: 1.0}  # quiet: two threads are faster
+    seen = []
+    for _ in range(12):
+        threads = chooser.next()
+        seen.append(threads)
+        chooser.record(threads, cost[threads])
+    assert seen[:2] == [1, 2] and chooser.best == 2
+    assert seen[2:].count(1) == 3  # one round in four (rounds 3, 7 and 11) tries the other count again
+    cost = {1: 2.0, 2: 6.0}  # another process took a core: two threads collapse
+    for _ in range(12):
+        threads = chooser.next()
+        chooser.record(threads, cost[threads])
+    assert chooser.best == 1 and chooser.next() in (1, 2)
+    with pytest.raises(ValueError, match="candidates must be thread counts of 1 or more"):
+        ThreadChooser((0,))

@@ -27,6 +27,11 @@ from dominoes_env.core.config import table_arguments
 HELP = "PPO self-play on the batched engine, from the observation alone (needs torch)"
 
 
+def _threads_argument(text: str) -> int | str:
+    """``--torch-threads``: ``auto`` or a count (ASCII digits)."""
+    return "auto" if text == "auto" else validation.integer_argument(text)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_table_options(parser)
     add_dataclass_options(parser, PPOConfig)
@@ -34,8 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                           "resume state go (default %(default)s)")
     parser.add_argument("--device", choices=DEVICES, default="auto",
                         help="where the network runs (auto: CUDA if torch has it; the engine is on the CPU)")
-    parser.add_argument("--torch-threads", type=validation.integer_argument, default=None, metavar="N",
-                        help="torch's threads on the CPU (default: torch's own, one per core)")
+    parser.add_argument("--torch-threads", type=_threads_argument, default="auto", metavar="N|auto",
+                        help="torch's threads on the CPU. auto (the default) measures the updates as they run and "
+                             "keeps the faster of one thread and one a core, tried again every 16 updates: torch's "
+                             "own choice (one a core) is fastest on a quiet machine and collapses when another "
+                             "process takes a core (0.36x its quiet rate here, one thread 0.62x)")
     parser.add_argument("--engine-threads", type=validation.integer_argument, default=1, metavar="N",
                         help="threads of the batched engine (the same games; more where the network is on a GPU)")
     parser.add_argument("--init", metavar="FILE", default=None,
@@ -75,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
     require_torch()
     import torch
 
-    if args.torch_threads is not None:
-        torch.set_num_threads(options.count("--torch-threads", args.torch_threads, 1, 1024))
+    torch_threads = None if args.torch_threads == "auto" else options.count("--torch-threads", args.torch_threads,
+                                                                             1, 1024)
+    if torch_threads is not None:
+        torch.set_num_threads(torch_threads)
     from baselines.ppo.run import LOG_NAME, initial_weights, train_run
 
     out = Path(args.out)
@@ -85,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if init is not None:
         info["init"] = {"file": args.init, "sha256": checksum(init.weights), "info": init.info}
     final = train_run(config, out, args.device, progress=not args.no_progress, info=info,
-                      engine_threads=args.engine_threads, init=init)
+                      engine_threads=args.engine_threads, init=init, torch_threads=torch_threads)
     # the steps really taken: the run ends at the first whole rollout at or past --steps
     trained = int(load_weights(final).info.get("steps_trained", config.steps))
     rounded = f" (--steps {config.steps:,}, rounded up to whole rollouts)" if trained != config.steps else ""

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from baselines.harness.evaluate import evaluate
+from baselines.harness.threads import ThreadChooser, thread_candidates
 from baselines.learning.run import EVALUATION_SEED
 from baselines.policies import registry, specs
 from baselines.ppo.config import PPOConfig
@@ -205,10 +206,12 @@ def learning_rate(config: PPOConfig, steps: int) -> float:
 
 def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool = True,
               info: dict[str, Any] | None = None, on_row: Callable[[dict[str, Any]], None] | None = None,
-              engine_threads: int = 1, init: PPOWeights | None = None) -> Path:
+              engine_threads: int = 1, init: PPOWeights | None = None, torch_threads: int | None = None) -> Path:
     """Train (or resume) the run in `out`; the final weights' path. `on_row` sees every log row as
     it is written; `engine_threads`: the batched engine's threads; `init`: weights the run starts
-    from (:func:`initial_weights`) instead of random ones (a resumed run goes on from its own).
+    from (:func:`initial_weights`) instead of random ones (a resumed run goes on from its own);
+    `torch_threads`: torch's threads, or None to choose them by measuring the updates as they run
+    (:class:`~baselines.harness.threads.ThreadChooser`: fast on a quiet machine, and on a busy one).
 
     Raises:
         ValueError: `out` cannot hold the run, its resume file is damaged or of another
@@ -224,6 +227,7 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
     bar = _progress_bar(config.steps, steps) if progress else None
     report_from, clock, updates = steps, time.perf_counter(), 0
     totals: dict[str, float] = {}
+    chooser = ThreadChooser(thread_candidates()) if torch_threads is None and trainer.device.type == "cpu" else None
     next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every if config.snapshot_every else 0
 
     def write(row: dict[str, Any]) -> None:
@@ -249,9 +253,15 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
         trainer.start_segment(segment)
         end = min((segment + 1) * segment_steps, config.steps)
         while steps < end:
+            threads = chooser.next() if chooser is not None else torch_threads
+            if threads is not None and threads != torch.get_num_threads():
+                torch.set_num_threads(threads)
+            began = time.perf_counter()
             rollout = trainer.collect()
             stats = trainer.learn(rollout, learning_rate(config, steps))
             done = trainer.learner_steps(rollout)
+            if chooser is not None and threads is not None:
+                chooser.record(threads, (time.perf_counter() - began) / max(done, 1))
             steps += done
             updates += 1
             totals = {name: totals.get(name, 0.0) + value for name, value in stats.items()}
