@@ -1,8 +1,11 @@
 """The JAX rules against the compiled engine, move by move: from positions of random play at
 many tables and every table rule, the legal mask, the position after the move and the scores
-agree slot for slot (``jax.vmap`` over every position at once)."""
+agree slot for slot (``jax.vmap`` over every position at once). One table per row and value of
+``TABLE_RULES`` is generated from the list, and a rule the JAX rules do not implement is refused."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -11,10 +14,12 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
 from dominoes_env import make_config  # noqa: E402
+from dominoes_env.core import config as tables  # noqa: E402
 from dominoes_env.core import rules  # noqa: E402
-from dominoes_env.core.config import describe_table  # noqa: E402
+from dominoes_env.core.config import TABLE_RULES, TableRule, describe_table  # noqa: E402
 from dominoes_env.core.state import HandState  # noqa: E402
 from dominoes_env.jax import JaxRules, as_state  # noqa: E402
+from dominoes_env.jax.rules import IMPLEMENTED_RULES  # noqa: E402
 
 #: the default run's tables (every table rule among them); the slow run adds the rest
 QUICK = [make_config(2, 6), make_config(6, 12, rules="mexican_train"),
@@ -46,17 +51,61 @@ def random_play(config, hands, seed):
     return np.array(before), np.array(actions), np.array(masks), np.array(after), np.array(final)
 
 
+@functools.cache
+def compiled(config):
+    """The table's JAX rules, vmapped and jitted once per table (the tables of several tests repeat)."""
+    jax_rules = JaxRules(config)
+    return (jax.jit(jax.vmap(jax_rules.legal_mask)), jax.jit(jax.vmap(jax_rules.apply)),
+            jax.jit(jax.vmap(jax_rules.scores)))
+
+
+def assert_every_move_agrees(config, hands, seed):
+    """Random play of `hands` hands in the compiled engine, each move replayed in the JAX rules: the
+    legal mask, the position after the move and the scores agree slot for slot."""
+    before, actions, masks, after, scores = random_play(config, hands=hands, seed=seed)
+    legal_mask, apply, hand_scores = compiled(config)
+    states = as_state(before)
+    np.testing.assert_array_equal(np.asarray(legal_mask(states)), masks)
+    stepped = apply(states, jnp.asarray(actions))
+    np.testing.assert_array_equal(np.asarray(stepped), after)
+    np.testing.assert_array_equal(np.asarray(hand_scores(stepped)), scores)
+    # the hand's end is seen by both: no legal move after it
+    assert not np.asarray(legal_mask(as_state(after[after[:, rules.HAND_OVER] == 1]))).any()
+
+
 @pytest.mark.parametrize("config", TABLES, ids=lambda config: describe_table(config))
 def test_every_move_agrees_with_the_compiled_engine(config):
-    before, actions, masks, after, scores = random_play(config, hands=6, seed=3)
-    jax_rules = JaxRules(config)
-    states = as_state(before)
-    np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(jax_rules.legal_mask))(states)), masks)
-    stepped = jax.jit(jax.vmap(jax_rules.apply))(states, jnp.asarray(actions))
-    np.testing.assert_array_equal(np.asarray(stepped), after)
-    np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(jax_rules.scores))(stepped)), scores)
-    # the hand's end is seen by both: no legal move after it
-    assert not np.asarray(jax.vmap(jax_rules.legal_mask)(as_state(after[after[:, rules.HAND_OVER] == 1]))).any()
+    assert_every_move_agrees(config, hands=6, seed=3)
+
+
+#: one table per row of TABLE_RULES and value: 4 players, double-9, that rule at that value (the
+#: others at the rule book's), so a rule added to the list is played here without a new line
+RULE_TABLES = [(rule.name, value) for rule in TABLE_RULES for value in rule.values]
+
+
+@pytest.mark.parametrize(("rule", "value"), RULE_TABLES, ids=[f"{name}={value}" for name, value in RULE_TABLES])
+def test_each_table_rule_at_each_value_agrees_move_by_move(rule, value):
+    assert_every_move_agrees(make_config(4, 9, **{rule: value}), hands=3, seed=17)
+
+
+def test_the_jax_rules_implement_every_table_rule():
+    missing = [rule.name for rule in TABLE_RULES if rule.name not in IMPLEMENTED_RULES]
+    assert not missing, (f"table rule(s) {missing} of TABLE_RULES have no JAX implementation: add them to "
+                         "dominoes_env/jax/rules.py (the rule in JaxRules, its name in IMPLEMENTED_RULES)")
+    assert IMPLEMENTED_RULES <= {rule.name for rule in TABLE_RULES}, "IMPLEMENTED_RULES names no table rule"
+
+
+def test_a_table_rule_the_jax_rules_do_not_implement_is_refused_in_one_line(monkeypatch):
+    extra = TableRule("no_spinners", (False, True), "doubles are not spinners", "no spinners", "NO_SPINNERS_RULE")
+    at_rule_book, set_off = make_config(4, 9), make_config(4, 9, boneyard=True)  # GameConfig has no such field:
+    object.__setattr__(at_rule_book, "no_spinners", False)  # these tables stand in for ones that have it
+    object.__setattr__(set_off, "no_spinners", True)
+    monkeypatch.setattr(tables, "TABLE_RULES", (*TABLE_RULES, extra))
+    JaxRules(at_rule_book)  # a rule at the rule book's value asks nothing of the JAX rules
+    with pytest.raises(ValueError, match=r"no_spinners=True") as refusal:
+        JaxRules(set_off)
+    message = str(refusal.value)
+    assert "\n" not in message and "boneyard, cover_doubles, first_player" in message, message
 
 
 @pytest.mark.parametrize("config", TABLES, ids=lambda config: describe_table(config))

@@ -11,7 +11,8 @@ thousands of positions together.
 
 A table's sizes and rules are Python values fixed when :class:`JaxRules` is built (one compiled
 program per table); the state's own ``NUM_PLAYERS``, ``NUM_TILES`` and ``RULES`` slots are
-not read.
+not read. A table rule of :data:`dominoes_env.core.config.TABLE_RULES` that is not in
+:data:`IMPLEMENTED_RULES` is refused when set off the rule book's value, never ignored.
 """
 
 from __future__ import annotations
@@ -20,8 +21,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dominoes_env.core import config as tables
 from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig
+
+#: The table rules (names of :data:`dominoes_env.core.config.TABLE_RULES`) these functions play;
+#: :func:`check_rules` refuses a table that sets any other off the rule book's value.
+IMPLEMENTED_RULES: frozenset[str] = frozenset({"boneyard", "cover_doubles", "first_player"})
+
+
+def check_rules(config: GameConfig) -> None:
+    """Refuse, in one line, a table whose rules the JAX twin does not implement: every rule of
+    :data:`~dominoes_env.core.config.TABLE_RULES` off the rule book's value must be in
+    :data:`IMPLEMENTED_RULES`.
+
+    Raises:
+        ValueError: naming the rule, its value and the rules implemented.
+    """
+    for rule in tables.TABLE_RULES:
+        value = getattr(config, rule.name)
+        if rule.name not in IMPLEMENTED_RULES and value != rule.default:
+            raise ValueError(f"the JAX rules do not implement the table rule {rule.name}={value!r} "
+                             f"(dominoes_env/jax/rules.py implements {', '.join(sorted(IMPLEMENTED_RULES))})")
 
 
 class JaxRules:
@@ -29,9 +50,13 @@ class JaxRules:
 
     Args:
         config: the table (players, set, table rules).
+
+    Raises:
+        ValueError: a table rule not in :data:`IMPLEMENTED_RULES` set (one line: :func:`check_rules`).
     """
 
     def __init__(self, config: GameConfig) -> None:
+        check_rules(config)
         n, t = config.num_players, config.num_tiles
         self.config, self.n, self.t = config, n, t
         (self.owner, self.line_of, self.play_order, self.open_values, self.line_started, self.marker_up,
