@@ -12,8 +12,15 @@ only translates, as the PettingZoo env does. Choices, and why:
   (:func:`dominoes_env.core.rules.deal_hand`: hands, boneyard order, draws for the engine).
   Algorithms that enumerate or sample chance (IS-MCTS, exploitability tools on tiny tables)
   then see the deal as the game's only randomness, which it is.
-- **Rewards are general-sum**: a hand pays each seat minus its pips (``rewards()`` when a
-  hand ends, ``returns()`` the sum so far), the env's "score" reward.
+- **Rewards are general-sum**: a hand pays each seat minus its pips, the env's "score" reward,
+  once: ``rewards()`` gives it at the first state after the hand's end that is not a chance node
+  (the next hand's first decision, or the end of the game) and is 0 at every chance node. That is
+  where OpenSpiel reads rewards (``random_sim_test`` and ``rl_environment`` sum them at decisions
+  and at the end), and a loop that sums them after every transition counts each hand once too.
+  ``returns()`` is the sum over the hands finished so far.
+- **Table rules**: the parameters are the table's (:func:`game_parameters` makes them from a
+  table), one per rule of :data:`~dominoes_env.core.config.TABLE_RULES`; a rule off the rule
+  book's value that the game does not implement (:data:`IMPLEMENTED_RULES`) is refused in one line.
 - **Observations** (``observation_tensor``, ``observation_string``) are the env's binary
   observation of that seat and its text. The **information state** is the same observation,
   not the whole history: the observation holds what matters to a player (its hand, every
@@ -52,6 +59,10 @@ SHORT_NAME = "python_dominoes_env"
 PARAMETERS: dict[str, Any] = {"players": 4, "highest_double": 9, "rules": "rule_book",
                               **{rule.name: rule.default for rule in tables.TABLE_RULES}, "hands": 1}
 
+#: The table rules the game implements (tests/test_openspiel.py plays each against the engine); a
+#: table with any other rule off the rule book's value is refused (:func:`refuse_unimplemented`).
+IMPLEMENTED_RULES = frozenset({"boneyard", "cover_doubles", "first_player"})
+
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
     long_name="dominoes-env: Mexican-Train-style dominoes",
@@ -67,6 +78,30 @@ GAME_TYPE = pyspiel.GameType(
     provides_observation_string=True,
     provides_observation_tensor=True,
     parameter_specification=PARAMETERS)
+
+
+def refuse_unimplemented(config: GameConfig) -> GameConfig:
+    """The table, if the game implements each of its rules that is off the rule book's value.
+
+    Raises:
+        ValueError: a rule the game does not implement (one line).
+    """
+    missing = [f"{rule.name}={value!r}" for rule, value in config.rules_set() if rule.name not in IMPLEMENTED_RULES]
+    if missing:
+        raise ValueError(f"{SHORT_NAME}: the game does not implement {', '.join(missing)}; "
+                         f"it implements {sorted(IMPLEMENTED_RULES)}")
+    return config
+
+
+def game_parameters(config: GameConfig, hands: int = 1) -> dict[str, Any]:
+    """The game's parameters for a table (every table rule, from the table) and `hands` hands.
+
+    Raises:
+        ValueError: a table rule the game does not implement (one line).
+    """
+    refuse_unimplemented(config)
+    return {"players": config.num_players, "highest_double": config.highest_double,
+            "rules": config.rule_set or "rule_book", **config.rules(), "hands": int(hands)}
 
 
 def table_of(params: dict[str, Any]) -> tuple[GameConfig, int]:
@@ -96,7 +131,7 @@ def table_of(params: dict[str, Any]) -> tuple[GameConfig, int]:
         config = make_config(int(values["players"]), int(values["highest_double"]), **given)
     except ValueError as error:
         raise ValueError(f"{SHORT_NAME}: {str(error).splitlines()[0]}") from None
-    return config, int(values["hands"])
+    return refuse_unimplemented(config), int(values["hands"])
 
 
 def _moves_bound(config: GameConfig) -> int:
@@ -162,7 +197,7 @@ class DominoesState(pyspiel.State):
         return [(tile, 1.0 / len(left)) for tile in left]
 
     def _apply_action(self, action: int) -> None:
-        if self.hand is None:  # the rewards of a hand's end stay until the next decision (OpenSpiel reads them there)
+        if self.hand is None:  # a hand's pay waits through the next deal: OpenSpiel reads it at the next decision
             self._deal_one(int(action))
             return
         self.last_rewards = np.zeros(self.config.num_players)
@@ -202,8 +237,12 @@ class DominoesState(pyspiel.State):
         return self.finished
 
     def rewards(self) -> list[float]:
-        """What the last decision paid each seat (through the next hand's deal): minus its pips when it
-        ended a hand, else 0."""
+        """What the transitions since the last decision or terminal state paid each seat: minus its
+        pips at the first state after a hand's end that is not a chance node (the next hand's first
+        decision, or the end of the game), 0 at every chance node. OpenSpiel reads rewards there
+        (``random_sim_test``, ``rl_environment``), and summed over every state they pay each hand once."""
+        if self.hand is None and not self.finished:
+            return [0.0] * self.config.num_players
         return self.last_rewards.tolist()
 
     def returns(self) -> list[float]:

@@ -36,11 +36,11 @@ from open_spiel.python.pytorch import dqn, nfsp
 from rating import SavedRun, rate
 from settings_cli import parse_run
 
-import dominoes_env.openspiel  # noqa: F401  (registers python_dominoes_env)
 from baselines.adapters import FunctionPolicy
 from baselines.learning.options import bounded
 from dominoes_env import GameConfig, make_config
 from dominoes_env.core.config import describe_table
+from dominoes_env.openspiel import game_parameters  # registers python_dominoes_env too
 
 DEFAULT_STEPS = 200_000
 
@@ -66,9 +66,7 @@ class Settings:
 
 
 def game_of(table: GameConfig) -> pyspiel.Game:
-    return pyspiel.load_game("python_dominoes_env", {
-        "players": table.num_players, "highest_double": table.highest_double, "rules": table.rule_set or "rule_book",
-        "boneyard": table.boneyard, "cover_doubles": table.cover_doubles, "first_player": table.first_player})
+    return pyspiel.load_game("python_dominoes_env", game_parameters(table))
 
 
 def train(table: GameConfig, steps: int, seed: int, settings: Settings) -> list[nfsp.NFSP]:

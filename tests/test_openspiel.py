@@ -11,11 +11,16 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 import dominoes_env  # noqa: E402
+import dominoes_env.openspiel as twin  # noqa: E402
 from dominoes_env import VectorDominoes, make_config  # noqa: E402
+from dominoes_env.core.config import TABLE_RULES  # noqa: E402
 from dominoes_env.core.hidden import BONEYARD  # noqa: E402
 from dominoes_env.core.observation import Observer  # noqa: E402
-from dominoes_env.openspiel import SHORT_NAME, state_from_position  # noqa: E402
+from dominoes_env.openspiel import SHORT_NAME, game_parameters, state_from_position  # noqa: E402
 
 TABLES = [({"players": 2, "highest_double": 6}, make_config(2, 6)),
           ({"players": 4, "highest_double": 9}, make_config(4, 9)),
@@ -76,6 +81,60 @@ def test_from_engine_positions_the_game_offers_the_same_moves_views_and_returns(
 @pytest.mark.parametrize("params, config", TABLES, ids=["2p_d6", "4p_d9", "6p_d12_mt"])
 def test_the_differential_test_over_a_thousand_positions(params, config):
     differential(params, config, engine_positions(config, 1000 // 3 + 1, seed=7), seed=7)
+
+
+@pytest.mark.parametrize("rule", TABLE_RULES, ids=[rule.name for rule in TABLE_RULES])
+def test_each_table_rule_off_the_rule_book_agrees_with_the_engine_or_is_refused(rule):
+    """Generated from TABLE_RULES: a new rule is played against the engine, or refused, never dropped."""
+    config = make_config(3, 6, **{rule.name: rule.values[1]})
+    if rule.name not in twin.IMPLEMENTED_RULES:
+        with pytest.raises(ValueError, match=f"does not implement {rule.name}="):
+            game_parameters(config)
+        return
+    params = game_parameters(config)
+    assert pyspiel.load_game(SHORT_NAME, params).config == config
+    differential(params, config, engine_positions(config, 24, seed=3), seed=3)
+
+
+def test_a_rule_the_game_does_not_implement_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setattr(twin, "IMPLEMENTED_RULES", twin.IMPLEMENTED_RULES - {"cover_doubles"})
+    for refuse in (lambda: pyspiel.load_game(SHORT_NAME, {"players": 3, "highest_double": 6, "cover_doubles": True}),
+                   lambda: game_parameters(make_config(3, 6, cover_doubles=True))):
+        with pytest.raises(Exception) as refused:
+            refuse()
+        line = [text for text in str(refused.value).splitlines() if SHORT_NAME in text]
+        assert line == [f"{SHORT_NAME}: the game does not implement cover_doubles=True; "
+                        "it implements ['boneyard', 'first_player']"], str(refused.value)
+    game_parameters(make_config(3, 6, boneyard=True))  # the rules it implements, and the rule book's values, pass
+    pyspiel.load_game(SHORT_NAME, {"players": 3, "highest_double": 6})
+
+
+def test_rewards_summed_after_every_transition_pay_each_hand_once():
+    """Summed after every transition, or (as OpenSpiel's random_sim_test and rl_environment do) at the
+    states that are not chance nodes, the rewards of a game of several hands are its returns."""
+    from open_spiel.python import rl_environment
+
+    game = pyspiel.load_game(SHORT_NAME, {"players": 3, "highest_double": 6, "hands": 3})
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        state, total, paying = game.new_initial_state(), np.zeros(3), 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+            total += state.rewards()
+            paying += any(state.rewards())
+            if not state.is_chance_node():
+                assert np.allclose(total, state.returns())
+        assert paying == 3 and np.allclose(total, state.returns()) and all(total < 0)
+        env = rl_environment.Environment(game, seed=seed)
+        step, paid = env.reset(), np.zeros(3)
+        while not step.last():
+            step = env.step([int(rng.choice(step.observations["legal_actions"][step.observations["current_player"]]))])
+            paid += step.rewards
+        assert np.allclose(paid, env.get_state.returns())
 
 
 @pytest.mark.parametrize("params, reason", [
@@ -156,3 +215,95 @@ def test_any_bot_plays_as_our_policy_and_the_ismcts_spec_plays_legal_moves():
         BotPolicy(config, bot="random")
     with pytest.raises(ValueError, match="simulations must be an integer from 1 to"):
         dominoes_env.players.by_name("openspiel_ismcts(simulations=0)")[0].make(config)
+
+
+# ---------------------------------------------------------------- OpenSpiel's algorithms the page says run
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "integrations" / "openspiel.md"
+SMALL = {"players": 2, "highest_double": 6}
+
+
+def listed_as_running() -> list[str]:
+    """The first `name` of each row marked yes in the page's table of what runs."""
+    text = PAGE.read_text()
+    table = text[text.index("What runs and what does not"):text.index("## How strong IS-MCTS is")]
+    return [re.search(r"`([^`]+)`", row.group(1)).group(1)  # type: ignore[union-attr]
+            for row in re.finditer(r"^\| (.+?) \| yes \|", table, re.MULTILINE)]
+
+
+def _random_sim_test(game):
+    pyspiel.random_sim_test(game, num_sims=1, serialize=True, verbose=False)
+
+
+def _rl_episodes(game, make_agent, steps=120):
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment(game, seed=0)
+    info, actions = env.observation_spec()["info_state"][0], env.action_spec()["num_actions"]
+    agents = [make_agent(player, info, actions) for player in range(game.num_players())]
+    step, paid = env.reset(), np.zeros(game.num_players())
+    for _ in range(steps):
+        if step.last():
+            for agent in agents:
+                agent.step(step)
+            paid += step.rewards
+            step = env.reset()
+            continue
+        step = env.step([agents[step.observations["current_player"]].step(step).action])
+    assert paid.any()  # a hand ended and paid
+
+
+def _rl_environment(game):
+    from open_spiel.python.algorithms.random_agent import RandomAgent
+
+    _rl_episodes(game, lambda player, info, actions: RandomAgent(player, actions))
+
+
+def _nfsp(game):
+    pytest.importorskip("torch")
+    from open_spiel.python.pytorch import nfsp
+
+    _rl_episodes(game, lambda player, info, actions: nfsp.NFSP(
+        player, info, actions, [16], 100, 0.1, batch_size=8, min_buffer_size_to_learn=8, learn_every=4,
+        replay_buffer_capacity=100))
+
+
+def _dqn(game):
+    pytest.importorskip("torch")
+    from open_spiel.python.pytorch import dqn
+
+    _rl_episodes(game, lambda player, info, actions: dqn.DQN(
+        player, info, actions, [16], replay_buffer_capacity=100, batch_size=8, min_buffer_size_to_learn=8,
+        learn_every=4))
+
+
+def _ismcts(game):
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    _, state = random_state(SMALL, 2, seed=0)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)), 10.0, 8,
+                           random_state=np.random.RandomState(0))
+    assert bot.step(state) in state.legal_actions()
+
+
+def _outcome_sampling_mccfr(game):
+    from open_spiel.python.algorithms import outcome_sampling_mccfr
+
+    solver = outcome_sampling_mccfr.OutcomeSamplingSolver(game)
+    native = pyspiel.OutcomeSamplingMCCFRSolver(game)
+    for _ in range(20):
+        solver.iteration()
+        native.run_iteration()
+    assert solver.average_policy() is not None and native.average_policy() is not None
+
+
+RUNS = {"random_sim_test": _random_sim_test, "rl_environment.Environment": _rl_environment, "nfsp.NFSP": _nfsp,
+        "dqn.DQN": _dqn, "ISMCTSBot": _ismcts, "outcome_sampling_mccfr": _outcome_sampling_mccfr}
+
+
+def test_the_pages_list_of_what_runs_is_what_this_file_runs():
+    assert sorted(listed_as_running()) == sorted(RUNS)
+
+
+@pytest.mark.parametrize("name", listed_as_running())
+def test_each_algorithm_the_page_lists_as_running_runs_a_few_iterations(name):
+    RUNS[name](pyspiel.load_game(SHORT_NAME, SMALL))

@@ -29,14 +29,13 @@ MAX_SIMULATIONS = 100_000
 
 
 def openspiel_game(config: GameConfig) -> Any:
-    """The one-hand OpenSpiel game of a table (``python_dominoes_env`` with its parameters)."""
+    """The one-hand OpenSpiel game of a table (``python_dominoes_env``, its parameters the table's:
+    :func:`dominoes_env.openspiel.game_parameters`)."""
     import pyspiel
 
-    import dominoes_env.openspiel as registered  # noqa: F401  (registers the game)
+    from dominoes_env.openspiel import SHORT_NAME, game_parameters  # importing it registers the game
 
-    return pyspiel.load_game(registered.SHORT_NAME, {
-        "players": config.num_players, "highest_double": config.highest_double, "rules": config.rule_set or "rule_book",
-        "boneyard": config.boneyard, "cover_doubles": config.cover_doubles, "first_player": config.first_player})
+    return pyspiel.load_game(SHORT_NAME, game_parameters(config))
 
 
 class BotPolicy(Policy):
