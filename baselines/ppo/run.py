@@ -204,6 +204,14 @@ def learning_rate(config: PPOConfig, steps: int) -> float:
     return config.learning_rate * max(0.0, 1.0 - steps / config.steps)
 
 
+def _threads_of_the_round(chooser: ThreadChooser | None, fixed: int | None) -> int | None:
+    """Set torch's threads for the next update: the chooser's, or the fixed count (None: as they are)."""
+    threads = chooser.next() if chooser is not None else fixed
+    if threads is not None and threads != torch.get_num_threads():
+        torch.set_num_threads(threads)
+    return threads
+
+
 def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool = True,
               info: dict[str, Any] | None = None, on_row: Callable[[dict[str, Any]], None] | None = None,
               engine_threads: int = 1, init: PPOWeights | None = None, torch_threads: int | None = None) -> Path:
@@ -253,10 +261,7 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
         trainer.start_segment(segment)
         end = min((segment + 1) * segment_steps, config.steps)
         while steps < end:
-            threads = chooser.next() if chooser is not None else torch_threads
-            if threads is not None and threads != torch.get_num_threads():
-                torch.set_num_threads(threads)
-            began = time.perf_counter()
+            threads, began = _threads_of_the_round(chooser, torch_threads), time.perf_counter()
             rollout = trainer.collect()
             stats = trainer.learn(rollout, learning_rate(config, steps))
             done = trainer.learner_steps(rollout)
