@@ -19,10 +19,11 @@ It prints the ratios the goals are stated in: the trainer against the network al
 least half) and against the CleanRL recipe (goal: at least 10x). A speed holds for the machine
 it ran on, and its load: read the ratios.
 
-``--busy`` measures instead the trainer as ``dominoes train ppo`` runs it, quiet and then beside
-a process this script starts that keeps one core busy, in the same run: the ratio is the goal
-(at least 0.5). ``--torch-threads auto`` (the command's default) chooses the threads as the
-command does (:class:`baselines.harness.threads.ThreadChooser`); a number fixes them.
+``--busy`` measures instead the trainer as ``dominoes train ppo`` runs it, `--updates` updates
+on a quiet machine and then as many in the same run once a process this script starts keeps
+one core busy: the ratio is the goal (at least 0.5). ``--torch-threads auto`` (the command's
+default) chooses the threads as the command does (:class:`baselines.harness.threads.ThreadChooser`);
+a number fixes them.
 """
 
 from __future__ import annotations
@@ -74,13 +75,9 @@ def trainer_rate(config: PPOConfig, updates: int, device: str = "cpu", engine_th
     return steps / elapsed, engine_seconds / elapsed, trainer
 
 
-def auto_trainer_rate(config: PPOConfig, updates: int, threads: int | None) -> float:
-    """Learner steps/s of whole updates as ``dominoes train ppo`` makes them: torch's threads fixed,
-    or (None) chosen by :class:`ThreadChooser` from the updates as they run, as the command does."""
-    trainer = Trainer(config, "cpu", 1)
-    trainer.start_segment(0)
-    trainer.learn(trainer.collect(), config.learning_rate)  # warm-up
-    chooser = ThreadChooser(thread_candidates()) if threads is None else None
+def timed_updates(trainer: Trainer, updates: int, threads: int | None, chooser: ThreadChooser | None) -> float:
+    """Learner steps/s of `updates` whole updates as ``dominoes train ppo`` makes them: torch's threads
+    fixed, or chosen by `chooser` from the updates as they run, as the command does."""
     steps, began = 0, time.perf_counter()
     for _ in range(updates):
         count = chooser.next() if chooser is not None else threads
@@ -88,7 +85,7 @@ def auto_trainer_rate(config: PPOConfig, updates: int, threads: int | None) -> f
         torch.set_num_threads(count)
         start = time.perf_counter()
         rollout = trainer.collect()
-        trainer.learn(rollout, config.learning_rate)
+        trainer.learn(rollout, trainer.config.learning_rate)
         done = trainer.learner_steps(rollout)
         if chooser is not None:
             chooser.record(count, (time.perf_counter() - start) / done)
@@ -97,12 +94,17 @@ def auto_trainer_rate(config: PPOConfig, updates: int, threads: int | None) -> f
 
 
 def busy_ratio(config: PPOConfig, updates: int, threads: int | None) -> tuple[float, float]:
-    """(quiet rate, rate beside a process that keeps one core busy), measured one after the other."""
-    quiet = auto_trainer_rate(config, updates, threads)
+    """(quiet rate, rate once a process this function starts keeps one core busy): one run whose
+    machine gets busy half-way, as a long training run meets another job."""
+    trainer = Trainer(config, "cpu", 1)
+    trainer.start_segment(0)
+    trainer.learn(trainer.collect(), config.learning_rate)  # warm-up
+    chooser = ThreadChooser(thread_candidates()) if threads is None else None
+    quiet = timed_updates(trainer, updates, threads, chooser)
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.5)
-        busy = auto_trainer_rate(config, updates, threads)
+        busy = timed_updates(trainer, updates, threads, chooser)
     finally:
         spinner.kill()
         spinner.wait()

@@ -72,11 +72,13 @@ class ThreadChooser:
     """Torch's intra-op threads for a training loop, chosen by measuring the loop's own work.
 
     On this 2-core machine torch's default (a thread per core) is the fastest when the machine
-    is quiet and collapses when another process takes a core: ``dominoes train ppo`` made 0.36x
-    its quiet rate beside one busy process, while one thread kept 0.62x. Which is faster
-    depends on the load, which changes during a run, so the chooser measures: it tries each
-    candidate once, then runs the fastest, and every `explore_every` rounds tries the others
-    once more (their cost: one round in `explore_every` at a slower setting, at worst).
+    is quiet and collapses when another process takes a core: ``dominoes train ppo`` with two
+    threads made 0.07x its quiet rate beside one busy process, with one thread 1.00x (of a
+    slower quiet rate: 0.65x of two threads'). Which is faster depends on the load, which
+    changes during a run, so the chooser measures: it tries each candidate once, then runs the
+    fastest, and tries each other one again after `explore_every` rounds times how much dearer
+    it was (a count 14 times dearer is tried again after 14 x 16 rounds): what the tries cost
+    stays near 1/`explore_every` of the run, however bad the other count is now.
 
     Use: ``threads = chooser.next()``, set them, do one round of work of `steps` steps in
     `seconds`, then ``chooser.record(threads, seconds / steps)``.
@@ -88,6 +90,7 @@ class ThreadChooser:
         self.candidates = tuple(dict.fromkeys(candidates))
         self.explore_every, self.smoothing = explore_every, smoothing
         self.cost: dict[int, float] = {}  # seconds a step, smoothed, by thread count
+        self.tried: dict[int, int] = {}  # the round each count last ran
         self.rounds = 0
 
     def next(self) -> int:
@@ -96,17 +99,17 @@ class ThreadChooser:
         if untried:
             return untried[0]
         best = min(self.cost, key=self.cost.__getitem__)
-        if len(self.candidates) > 1 and self.rounds % self.explore_every == self.explore_every - 1:
-            others = [count for count in self.candidates if count != best]
-            return others[(self.rounds // self.explore_every) % len(others)]
-        return best
+        due = [count for count in self.candidates if count != best
+               and self.rounds - self.tried[count] >= self.explore_every * self.cost[count] / self.cost[best]]
+        return due[0] if due else best
 
     def record(self, threads: int, seconds_per_step: float) -> None:
         """What a round with `threads` cost."""
-        self.rounds += 1
         old = self.cost.get(threads)
         self.cost[threads] = seconds_per_step if old is None else \
             self.smoothing * seconds_per_step + (1 - self.smoothing) * old
+        self.tried[threads] = self.rounds
+        self.rounds += 1
 
     @property
     def best(self) -> int | None:

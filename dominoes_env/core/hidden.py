@@ -369,6 +369,30 @@ def _plan(allowed: np.ndarray, capacity: np.ndarray, dropped: tuple[int, ...]) -
     return SamplingPlan(groups, group_capacity, group_allowed, implied, dropped)
 
 
+def _counted(plan: SamplingPlan) -> tuple[np.ndarray, ...]:
+    """The counting table of a plan with what reads it: the constrained and the free tiles, the
+    table's dimensions (the groups but the implied one), their radix and strides, each constrained
+    tile's allowed dimensions and whether the implied group takes it, and the table.
+
+    Raises:
+        RuntimeError: no deal agrees with the facts (the observations were not all shown in order).
+    """
+    constrained = plan.constrained
+    free = np.flatnonzero(plan.allowed.all(axis=1))
+    dimensions = np.array([g for g in range(plan.capacity.shape[0]) if g != plan.implied], dtype=np.int64)
+    radix = plan.capacity[dimensions] + 1
+    strides = np.ones(dimensions.shape[0], dtype=np.int64)
+    for k in range(1, dimensions.shape[0]):
+        strides[k] = strides[k - 1] * radix[k - 1]
+    rows = np.ascontiguousarray(plan.allowed[constrained][:, dimensions])
+    implied_allowed = np.ascontiguousarray(plan.allowed[constrained, plan.implied])
+    table = _counting_table(rows, implied_allowed, radix, strides, free.shape[0])
+    if not table[0, int(((radix - 1) * strides).sum())] > 0:
+        raise RuntimeError("no deal agrees with the facts: were all of the player's observations shown to the "
+                           "tracker, in order, with reset() at each hand?")
+    return constrained, free, dimensions, radix, strides, rows, implied_allowed, table
+
+
 def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int = 1) -> np.ndarray:
     """`count` deals of the hidden tiles, uniform over those that agree with the facts.
 
@@ -395,20 +419,7 @@ def sample_deals(knowledge: HandKnowledge, rng: np.random.Generator, count: int 
         out[out == n] = BONEYARD
         return out
     plan = sampling_plan(knowledge)
-    constrained = plan.constrained
-    free = np.flatnonzero(plan.allowed.all(axis=1))
-    dimensions = np.array([g for g in range(plan.capacity.shape[0]) if g != plan.implied], dtype=np.int64)
-    radix = plan.capacity[dimensions] + 1
-    strides = np.ones(dimensions.shape[0], dtype=np.int64)
-    for k in range(1, dimensions.shape[0]):
-        strides[k] = strides[k - 1] * radix[k - 1]
-    rows = np.ascontiguousarray(plan.allowed[constrained][:, dimensions])
-    implied_allowed = np.ascontiguousarray(plan.allowed[constrained, plan.implied])
-    table = _counting_table(rows, implied_allowed, radix, strides, free.shape[0])
-    start = int(((radix - 1) * strides).sum())
-    if not table[0, start] > 0:
-        raise RuntimeError("no deal agrees with the facts: were all of the player's observations shown to the "
-                           "tracker, in order, with reset() at each hand?")
+    constrained, free, dimensions, radix, strides, rows, implied_allowed, table = _counted(plan)
     members = np.full((plan.capacity.shape[0], n + 1), -1, dtype=np.int64)  # each group's places, in order
     member_rooms = np.zeros((plan.capacity.shape[0], n + 1), dtype=np.int64)
     filled = np.zeros(plan.capacity.shape[0], dtype=np.int64)
@@ -455,19 +466,7 @@ def deal_marginals(knowledge: HandKnowledge) -> np.ndarray:
         out[:] = capacity / m
         return out
     plan = sampling_plan(knowledge)
-    constrained = plan.constrained
-    free = np.flatnonzero(plan.allowed.all(axis=1))
-    dimensions = np.array([g for g in range(plan.capacity.shape[0]) if g != plan.implied], dtype=np.int64)
-    radix = plan.capacity[dimensions] + 1
-    strides = np.ones(dimensions.shape[0], dtype=np.int64)
-    for k in range(1, dimensions.shape[0]):
-        strides[k] = strides[k - 1] * radix[k - 1]
-    rows = np.ascontiguousarray(plan.allowed[constrained][:, dimensions])
-    implied_allowed = np.ascontiguousarray(plan.allowed[constrained, plan.implied])
-    table = _counting_table(rows, implied_allowed, radix, strides, free.shape[0])
-    if not table[0, int(((radix - 1) * strides).sum())] > 0:
-        raise RuntimeError("no deal agrees with the facts: were all of the player's observations shown to the "
-                           "tracker, in order, with reset() at each hand?")
+    constrained, free, dimensions, radix, strides, rows, implied_allowed, table = _counted(plan)
     by_group = _group_marginals(table, rows, implied_allowed, radix, strides, constrained, free, dimensions,
                                 plan.implied, plan.capacity, m)
     for place in range(1, n + 1):  # within a group every place takes the same tiles: shares by room
