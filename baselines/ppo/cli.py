@@ -41,9 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the network runs (auto: CUDA if torch has it; the engine is on the CPU)")
     parser.add_argument("--torch-threads", type=_threads_argument, default="auto", metavar="N|auto",
                         help="torch's threads on the CPU. auto (the default) measures the updates as they run and "
-                             "keeps the faster of one thread and one a core, tried again every 16 updates: torch's "
-                             "own choice (one a core) is fastest on a quiet machine and collapses when another "
-                             "process takes a core (0.36x its quiet rate here, one thread 0.62x)")
+                             "keeps the faster of one thread and one a core, trying the other again from time to time: "
+                             "torch's own choice (one a core) is fastest on a quiet machine and collapses when "
+                             "another process takes a core (0.06x its quiet rate on a 2-core machine; auto 0.54x, "
+                             "docs/ppo.md)")
     parser.add_argument("--engine-threads", type=validation.integer_argument, default=1, metavar="N",
                         help="threads of the batched engine (the same games; more where the network is on a GPU)")
     parser.add_argument("--init", metavar="FILE", default=None,
