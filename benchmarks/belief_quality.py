@@ -28,8 +28,8 @@ import dominoes_env
 from baselines.advice import default_opponent
 from baselines.harness.statistics import ci95_half_width
 from baselines.inference import KINDS, make_beliefs
+from baselines.inference.data import true_places
 from baselines.policies import registry, specs
-from dominoes_env.core import rules
 from dominoes_env.core.config import GameConfig, describe_table, make_config
 
 TABLES = {"4p_d9": make_config(4, 9), **{f"{n}p_d12_mt": make_config(n, 12, rules="mexican_train")
@@ -37,15 +37,6 @@ TABLES = {"4p_d9": make_config(4, 9), **{f"{n}p_d12_mt": make_config(n, 12, rule
 STAGES = ("early", "middle", "late")
 FLOOR = 1e-12  # the log of a zero given to the truth (a sound kind never gives one): counted apart
 BINS = 10
-
-
-def true_places(env: dominoes_env.DominoesEnv, seat: int) -> np.ndarray:
-    """(tiles,) each tile's place in `seat`'s frame: a seat 0..n-1 relative to it, n for the boneyard, -1 on
-    the table or the engine."""
-    config = env.game.config
-    n = config.num_players
-    owner = np.asarray(env.game.hand.state[rules.HEADER_SIZE:rules.HEADER_SIZE + config.num_tiles], dtype=np.int64)
-    return np.where(owner == rules.IN_BONEYARD, n, np.where((owner >= 0) & (owner < n), (owner - seat) % n, -1))
 
 
 def play(config: GameConfig, hands: int, seed: int, kinds: list[str], player: str) -> dict[str, dict]:

@@ -10,7 +10,7 @@ import pytest
 from test_hidden import consistent_deals, decisions, true_places
 
 import dominoes_env
-from baselines.inference import DEFAULT_KIND, KINDS, UniformBeliefs, make_beliefs
+from baselines.inference import DEFAULT_KIND, KINDS, UniformBeliefs, default_kind, make_beliefs
 from dominoes_env.core import rules
 from dominoes_env.core.hidden import BONEYARD, HandKnowledge, deal_marginals, sample_deals, sampled_positions
 from dominoes_env.core.observation import Observer, observation_layout
@@ -116,7 +116,8 @@ def test_beliefs_depend_on_what_the_player_sees_only():
 
 def test_a_kind_is_named_or_given_as_a_factory_and_anything_else_is_one_line():
     config = dominoes_env.make_config(4, 9)
-    assert DEFAULT_KIND in KINDS and isinstance(make_beliefs(config), KINDS[DEFAULT_KIND])
+    assert DEFAULT_KIND in KINDS and isinstance(make_beliefs(config), KINDS[default_kind(config)])
+    assert default_kind(dominoes_env.make_config(3, 6)) == "uniform"  # no network ships for this table
     made = []
 
     def own(table):
@@ -125,8 +126,8 @@ def test_a_kind_is_named_or_given_as_a_factory_and_anything_else_is_one_line():
         return beliefs
 
     assert make_beliefs(config, own) is made[0]
-    for kind, message in (("psychic", "kind must be one of ['uniform'] or a factory of beliefs, got 'psychic'"),
-                          (3, "kind must be one of ['uniform'] or a factory of beliefs, got 3"),
+    known = "kind must be one of ['network', 'uniform'] or a factory of beliefs"
+    for kind, message in (("psychic", f"{known}, got 'psychic'"), (3, f"{known}, got 3"),
                           (lambda table: object(), "lack reset, observe, probabilities")):
         with pytest.raises(ValueError) as refused:
             make_beliefs(config, kind)

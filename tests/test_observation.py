@@ -15,7 +15,8 @@ from dominoes_env.core.observation import decode_fields, observation_layout, one
 
 FIELD_NAMES = ["hand", "played", "open_values", "markers", "lines_started", "dummy_open", "hand_sizes",
                "passed_last", "whose_turn", "turns_until", "hand_number"]
-README = Path(__file__).resolve().parents[1] / "README.md"
+#: the page that documents the observation's layout, field by field (the README links to it)
+LAYOUT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "observation.md"
 
 
 def expected_view(hand: HandState, seat: int, totals: np.ndarray | None) -> dict:
@@ -218,9 +219,9 @@ def test_decode_refuses_what_no_position_produces(make_bad, message):
         dominoes_env.decode_observation(make_bad(_real_observation()), 4, 9)
 
 
-def test_readme_and_docstring_document_the_layout():
+def test_the_docs_and_docstring_document_the_layout():
     table = dominoes_env.layout_table(4, 9)
-    assert table in README.read_text()
+    assert table in LAYOUT_PAGE.read_text()
     documented = re.findall(r"^    \| ``(\w+)`` \|", dominoes_env.DominoesEnv.__doc__, flags=re.M)
     assert documented == FIELD_NAMES + ["scores"]
     assert f"D = {expected_size(4, 9, 1)}" in dominoes_env.DominoesEnv.__doc__

@@ -92,6 +92,20 @@ def test_hints_show_td_lambdas_predicted_pips_for_every_move(tmp_path):
     assert [int(k) for k, _ in predicted] == list(range(1, moves + 1))
 
 
+def test_the_tile_count_shows_what_each_opponent_most_likely_holds():
+    out = io.StringIO()
+    config = make_config(4, 9)
+    human.play_in_terminal(config, 1, 1, 0, [PolicySpec("greedy")] * 3, read_line=script("c", "q"), out=out)
+    text = out.getvalue()
+    count = text[text.index("Tile count:"):].splitlines()
+    places = count[1:4]
+    assert [line.split(" (")[0].strip() for line in places] == [f"player {k} after you" for k in (1, 2, 3)]
+    for line in places:  # each opponent's tiles, then its 5 likeliest, with probabilities, likeliest first
+        assert 1 <= int(re.findall(r"\((\d+) tiles\)", line)[0]) <= config.max_hand_size
+        held = [int(p) for p in re.findall(r"\(\d+\|\d+\) (\d+)%", line)]
+        assert len(held) == 5 and all(0 < p <= 100 for p in held) and held == sorted(held, reverse=True)
+
+
 def test_the_default_opponent_is_the_strongest_that_loads():
     pytest.importorskip("safetensors")
     assert advice.default_opponent(make_config(4, 9)).name == "champion"
@@ -153,7 +167,8 @@ def test_with_one_legal_move_the_refusal_says_so(tmp_path):
     person = Person.__new__(Person)
     person.view, person.read_line = View(), script("x", then="1")
     assert person._choose(["9|9 on my line"], None, None) == 1  # no hint asked: nothing read from them
-    assert said == ["'x' is not a move: type 1 (or Enter: the only move), h for a hint, or q to quit"]
+    assert said == ["'x' is not a move: type 1 (or Enter: the only move), h for a hint, c for the tile count, "
+                    "or q to quit"]
 
 
 @pytest.mark.parametrize("arguments, message", [

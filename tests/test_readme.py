@@ -17,6 +17,16 @@ def test_the_readme_has_python_examples():
     assert any(path.name == "README.md" for path, _, _ in SNIPPETS)
 
 
+def test_the_pages_stay_short_enough_to_teach():
+    """The README fits in 150 lines and a docs page in 250 (the rule book excepted): a page leads
+    with what a thing is, how to use it and its headline figures; the history of runs lives in
+    benchmarks/results/, one notes file per study, and a longer subject gets a second page."""
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+    long_pages = {path.relative_to(ROOT).as_posix(): lines for path in (ROOT / "docs").rglob("*.md")
+                  if path.name != "RULES.md" and (lines := len(path.read_text().splitlines())) > 250}
+    assert not long_pages, long_pages
+
+
 @pytest.fixture
 def registry_restored():
     """A snippet may register a policy of its own; the registry is put back afterwards."""
@@ -58,12 +68,19 @@ def _single_agent_step(namespace: dict) -> None:
     assert namespace["reward"] == 0 or namespace["terminated"]  # a reward only when the hand ends
 
 
-#: What each README snippet must have done besides running (the README's snippets, in order).
-README_CHECKS = [_quickstart, _one_policy_move, _evaluation, _single_agent_step]
+#: What the first snippets a newcomer meets must have done besides running: (document, index of the
+#: snippet in it) -> its check. The README's example, then the first steps of docs/quickstart.md
+#: and the single-agent view of docs/integrations/index.md.
+CHECKS = {("README.md", 0): _quickstart, ("docs/quickstart.md", 0): _one_policy_move,
+          ("docs/quickstart.md", 1): _evaluation, ("docs/integrations/index.md", 0): _single_agent_step}
 
 
 def test_every_readme_snippet_has_its_check():
-    assert len(README_CHECKS) == sum(path.name == "README.md" for path, _, _ in SNIPPETS)
+    """Each checked document's snippets all have their checks, and each check its snippet."""
+    documents = {document for document, _ in CHECKS}
+    snippets = {(path.relative_to(ROOT).as_posix(), index) for path, index, _ in SNIPPETS}
+    assert set(CHECKS) <= snippets
+    assert {(document, index) for document, index in snippets if document in documents} == set(CHECKS)
 
 
 @pytest.mark.parametrize("path, index, block", SNIPPETS,
@@ -71,5 +88,6 @@ def test_every_readme_snippet_has_its_check():
 def test_snippet_runs_on_its_own(path, index, block, registry_restored):
     namespace: dict = {"__name__": "__snippet__"}  # a fresh namespace: nothing carried from another snippet
     exec(compile(block, f"{path.name} snippet {index}", "exec"), namespace)
-    if path.name == "README.md":
-        README_CHECKS[index](namespace)
+    check = CHECKS.get((path.relative_to(ROOT).as_posix(), index))
+    if check is not None:
+        check(namespace)

@@ -106,6 +106,15 @@ def test_a_hint_names_the_strongest_players_choice_with_predicted_pips(served):
     assert set(hint["choices"]) == {"champion", "td_lambda", "persistent_line"}
     assert all(choice in legal for choice in hint["choices"].values())
     assert all(isinstance(move["predicted_pips"], float) for move in hint["moves"])
+    holdings = hint["holdings"]  # the tile count: each opponent's likeliest tiles
+    assert [place["seat_offset"] for place in holdings] == [1, 2, 3]
+    sizes = [hand["tiles"] for hand in created["state"]["table"]["hands"]] if "hands" in created["state"]["table"] \
+        else None
+    for place in holdings:
+        assert 1 <= len(place["likeliest"]) <= 5 and place["tiles_held"] >= 1
+        probabilities = [tile["probability"] for tile in place["likeliest"]]
+        assert probabilities == sorted(probabilities, reverse=True) and 0 < probabilities[-1] <= probabilities[0] <= 1
+    assert sizes is None or len(sizes) == 4
 
 
 @pytest.mark.parametrize("method, path, body, status, reason", [

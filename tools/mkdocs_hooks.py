@@ -1,7 +1,7 @@
 """MkDocs hooks: the site is built from docs/ as it stands, plus the README (the home page), the
-CHANGELOG, CONTRIBUTING, the training recipes and the example scripts, pulled in as pages, with
-every repository-relative link rewritten to the page it became. The files stay as they are, so
-docs/ keeps working on its own for readers of the repository."""
+CHANGELOG, CONTRIBUTING, the training recipes, the notes of benchmarks/results/ and the example
+scripts, pulled in as pages, with every repository-relative link rewritten to the page it became.
+The files stay as they are, so docs/ keeps working on its own for readers of the repository."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parents[1]
 #: repository files that become pages: repository path -> page path in the site
 PAGES = {"README.md": "index.md", "CHANGELOG.md": "changelog.md", "CONTRIBUTING.md": "contributing.md",
-         "baselines/checkpoints/TRAINING.md": "training.md"}
+         "baselines/checkpoints/TRAINING.md": "training.md",
+         #: the notes of each study (every run with its command, date and machine) as the Results pages
+         **{path.relative_to(ROOT).as_posix(): f"results/{path.name}"
+            for path in sorted((ROOT / "benchmarks" / "results").glob("*.md"))}}
 EXAMPLES = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "examples").glob("*.py"))
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s#]+)(#[^)\s]*)?\)")
 

@@ -4,7 +4,9 @@
 opponent and give the same hints: what the strongest shipped players would play, and
 td_lambda's predicted pips left at the end of the hand after each legal move. The champion,
 which reasons about the tiles it cannot see, follows every observation of the person's
-(:meth:`Hints.follow`), so its hint is the move it would play in the person's seat.
+(:meth:`Hints.follow`), so its hint is the move it would play in the person's seat. The same
+observations feed the project's best beliefs about the hidden tiles (:mod:`baselines.inference`):
+a card counter's view of the tiles each opponent most likely holds (:meth:`Hints.holdings`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines.inference import make_beliefs
 from baselines.policies import registry, specs
 from baselines.policies.registry import make_policy, policy_class
 from dominoes_env.core.config import GameConfig, describe_table
@@ -22,6 +25,8 @@ from dominoes_env.core.config import GameConfig, describe_table
 DEFAULT_OPPONENTS = ("champion", "td_lambda", "persistent_line")
 #: The players whose choices a hint shows, strongest first.
 HINT_POLICIES = ("champion", "td_lambda", "persistent_line")
+#: Tiles shown per opponent (and for the boneyard) by :meth:`Hints.holdings`: the most likely ones.
+HOLDINGS_SHOWN = 5
 
 
 def default_opponent(config: GameConfig) -> specs.PolicySpec:
@@ -90,10 +95,14 @@ class Hints:
                 self.policies[name] = make_policy(name, config, seed=seed, **(parameters or {}).get(name, {}))
             except ValueError as error:
                 self.missing[name] = str(error)
+        self.beliefs = make_beliefs(config)
+        self._believed = False  # whether the beliefs have seen an observation of this hand
 
     def reset(self) -> None:
         for policy in self.policies.values():
             policy.reset()
+        self.beliefs.reset()
+        self._believed = False
 
     def follow(self, observation: np.ndarray) -> None:
         """The person's observation at each of their turns, asked for a hint or not: a hint giver
@@ -102,6 +111,43 @@ class Hints:
             observe = getattr(policy, "observe", None)
             if observe is not None:
                 observe(observation)
+        self.beliefs.observe(observation)
+        self._believed = True
+
+    def holdings(self, shown: int = HOLDINGS_SHOWN) -> list[dict[str, Any]]:
+        """Where the hidden tiles most likely are, after the person's latest observation: for each
+        opponent (seats counted from the person: 1 = the next to play) and then the boneyard,
+        its tile count and its `shown` most likely tiles with their probabilities, likeliest first.
+        Empty before the person's first turn of a hand."""
+        if not self._believed:
+            return []
+        probabilities = self.beliefs.probabilities()
+        n = self.config.num_players
+        knowledge = getattr(self.beliefs, "knowledge", None)
+        sizes = None if knowledge is None else [*knowledge.hand_sizes.tolist(), knowledge.boneyard]
+        places = list(range(1, n)) + ([n] if self.config.boneyard else [])
+        result = []
+        for place in places:
+            column = probabilities[:, place]
+            likeliest = [int(tile) for tile in np.argsort(-column, kind="stable")[:shown] if column[tile] > 0]
+            result.append({"place": "boneyard" if place == n else f"{place} after you",
+                           "seat_offset": place, "tiles_held": None if sizes is None else int(sizes[place]),
+                           "likeliest": [{"tile": self.config.tiles.name(tile), "probability": float(column[tile])}
+                                         for tile in likeliest]})
+        return result
+
+    def explain_holdings(self) -> str:
+        """:meth:`holdings` as lines of text."""
+        held = self.holdings()
+        if not held:
+            return "Tile count: nothing seen yet this hand."
+        lines = ["Tile count: the hidden tiles each place most likely holds (probability):"]
+        for place in held:
+            who = "boneyard" if place["place"] == "boneyard" else f"player {place['place']}"
+            count = "" if place["tiles_held"] is None else f" ({place['tiles_held']} tiles)"
+            tiles = "  ".join(f"{tile['tile']} {tile['probability']:.0%}" for tile in place["likeliest"]) or "none"
+            lines.append(f"  {who}{count}: {tiles}")
+        return "\n".join(lines)
 
     def choices(self, observation: np.ndarray, action_mask: np.ndarray) -> dict[str, int]:
         """The action each hint policy would take, strongest first."""

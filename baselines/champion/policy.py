@@ -9,12 +9,15 @@ is a td_lambda-format value network trained by ``dominoes train champion``; it a
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from baselines.champion.network import NetworkGuide
 from baselines.champion.search import InformationSetSearch, SearchSettings
+from baselines.inference import Beliefs
+from baselines.inference.sampling import WorldSampler
 from baselines.learning.files import shipped_file, shipped_tables, ships
 from baselines.policies.policy import Policy, SeedLike
 from baselines.policies.registry import register_policy
@@ -22,7 +25,7 @@ from baselines.td_lambda.checkpoint import Checkpoint, shipped_checkpoint
 from baselines.td_lambda.policy import TDLambdaPolicy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig, describe_table, table_arguments
-from dominoes_env.core.hidden import HandKnowledge, KnowledgeTracker, sample_deals, sampled_states
+from dominoes_env.core.hidden import HandKnowledge, KnowledgeTracker, sampled_states
 
 MAX_SIMULATIONS = 100_000
 MAX_WORLDS = 4096
@@ -80,6 +83,10 @@ class ChampionPolicy(Policy):
             td_lambda checkpoint of the table: ``champion@FILE`` in a spec), or a
             :class:`~baselines.td_lambda.checkpoint.Checkpoint` in memory; default: the
             network shipped for the table (:func:`shipped_weights`).
+        inference: the beliefs its worlds are drawn from (:mod:`baselines.inference`):
+            ``"uniform"`` (every deal that agrees with the facts alike: the exact sampler), a
+            kind's name, or a factory of beliefs.
+        sharpness: the power, in (0, 1], of the beliefs' importance weights (1: as believed).
 
     Attributes:
         network_source: which network it searches with, in words: its own shipped one, td_lambda's
@@ -93,7 +100,8 @@ class ChampionPolicy(Policy):
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  simulations: int = 400, milliseconds: float | None = None, worlds: int = 32,
                  exploration: float = 1.5, temperature: float = 2.0,
-                 checkpoint: str | os.PathLike[str] | Checkpoint | None = None) -> None:
+                 checkpoint: str | os.PathLike[str] | Checkpoint | None = None,
+                 inference: str | Callable[[GameConfig], Beliefs] = "uniform", sharpness: float = 1.0) -> None:
         super().__init__(num_players, highest_double, seed)
         self.settings = SearchSettings(
             simulations=validation.integer("simulations", simulations, 1, MAX_SIMULATIONS),
@@ -113,6 +121,7 @@ class ChampionPolicy(Policy):
         self.search = InformationSetSearch(tiles.low, tiles.high, tiles.tiles_with_value, self.config.num_actions,
                                            self.guide, self.settings)
         self.tracker = KnowledgeTracker(self.config)
+        self.sampler = WorldSampler(self.config, inference, sharpness)
         self._last_seen: tuple[bytes, HandKnowledge] | None = None  # the latest observation and its knowledge
 
     @classmethod
@@ -122,6 +131,7 @@ class ChampionPolicy(Policy):
 
     def reset(self) -> None:
         self.tracker.reset()
+        self.sampler.reset()
         self._last_seen = None
 
     def observe(self, observation: np.ndarray) -> HandKnowledge:
@@ -131,6 +141,7 @@ class ChampionPolicy(Policy):
         key = np.asarray(observation).tobytes()
         if self._last_seen is None or self._last_seen[0] != key:
             self._last_seen = (key, self.tracker.observe(observation))
+            self.sampler.observe(observation)
         return self._last_seen[1]
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -154,9 +165,9 @@ class ChampionPolicy(Policy):
 
     def worlds(self, knowledge: HandKnowledge) -> np.ndarray:
         """The engine states the search grows its tree over (the player's frame, it to move):
-        `worlds` deals of the hidden tiles, each agreeing with everything it has seen."""
-        return sampled_states(knowledge, sample_deals(knowledge, self.rng, self.settings.worlds), self.rng)
+        `worlds` deals of the hidden tiles, each agreeing with everything it has seen, drawn from its beliefs."""
+        return sampled_states(knowledge, self.sampler.deals(knowledge, self.rng, self.settings.worlds), self.rng)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({describe_table(self.config)}, {self.settings}, "
-                f"searching with {self.network_source})")
+                f"searching with {self.network_source}, {self.sampler.kind} beliefs)")

@@ -42,7 +42,7 @@ from dominoes_env.records import RecordGames, write_record
 
 #: Opponents when none are named: the strongest shipped player that loads for the table.
 MOVES_PER_LINE = 3
-PROMPT = "your move (a number, h for a hint, q to quit): "
+PROMPT = "your move (a number, h for a hint, c for the tile count, q to quit): "
 ANSI = {"heading": "1", "marker_up": "31", "to_move": "1;33", "tiles": "36", "warning": "1;31", "number": "1"}
 
 ReadLine = Callable[[str], str]
@@ -273,13 +273,17 @@ class Person(Policy):
             if answer in ("h", "hint"):
                 self.view.say(self.hints.explain(observation, action_mask, texts))
                 continue
+            if answer in ("c", "count"):
+                self.view.say(self.hints.explain_holdings())
+                continue
             if answer == "" and len(texts) == 1:
                 return 1
             number = move_number(answer, len(texts))
             if number is not None:
                 return number
             numbers = "1 (or Enter: the only move)" if len(texts) == 1 else f"a number from 1 to {len(texts)}"
-            self.view.say(f"{shown(answer)} is not a move: type {numbers}, h for a hint, or q to quit")
+            self.view.say(f"{shown(answer)} is not a move: type {numbers}, h for a hint, c for the tile count, "
+                          f"or q to quit")
 
 
 def move_number(answer: str, moves: int) -> int | None:

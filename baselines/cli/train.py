@@ -5,6 +5,7 @@
     dominoes train lookahead --hands 12000 --checkpoint-dir runs/lookahead
     dominoes train champion --hands 4800 --checkpoint-dir runs/champion
     dominoes train ppo --steps 20000000 --out runs/ppo
+    dominoes train beliefs --positions 1000000 --out runs/beliefs
 
 This module only dispatches: each learner owns its entry, a module of its package
 (:data:`LEARNERS`) with ``add_arguments(parser)`` and ``run(args) -> int``. The learners on the
@@ -26,6 +27,7 @@ LEARNERS: dict[str, str] = {
     "lookahead": "baselines.lookahead.cli",
     "champion": "baselines.champion.cli",
     "ppo": "baselines.ppo.cli",
+    "beliefs": "baselines.inference.cli",
 }
 
 

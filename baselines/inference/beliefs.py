@@ -7,13 +7,17 @@ positions (``benchmarks/belief_quality.py``).
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from baselines.inference.network import BeliefWeights, balanced, load_weights, shipped_weights_file
+from baselines.learning.files import ships
 from dominoes_env.core import validation
-from dominoes_env.core.config import GameConfig
+from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.hidden import HandKnowledge, KnowledgeTracker, deal_marginals
 
 
@@ -65,11 +69,48 @@ class UniformBeliefs:
         return beliefs
 
 
+class NetworkBeliefs(UniformBeliefs):
+    """The uniform marginals tilted by the tile-location network trained for the table
+    (:mod:`baselines.inference.network`): what the hard facts leave, read the way self-play
+    positions taught it. `weights`: a :class:`BeliefWeights` or a file (None: the one shipped)."""
+
+    kind = "network"
+
+    def __init__(self, config: GameConfig, weights: BeliefWeights | str | os.PathLike[str] | None = None,
+                 balance: bool = True) -> None:
+        super().__init__(config)
+        if weights is None:
+            weights = shipped_weights_file(config)
+        self.weights = weights if isinstance(weights, BeliefWeights) else load_weights(weights, config)
+        if self.weights.config != config:
+            raise ValueError(f"the beliefs network was trained for {describe_table(self.weights.config)}, "
+                             f"not {describe_table(config)}")
+        self.balance = balance
+
+    def probabilities(self) -> np.ndarray:
+        uniform = super().probabilities()
+        knowledge = self.knowledge
+        assert knowledge is not None
+        tilted = self.weights.beliefs(knowledge.observation[None], uniform[None])[0]
+        if self.balance and knowledge.hidden.shape[0]:
+            counts = np.append(knowledge.hand_sizes, knowledge.boneyard).astype(np.float64)
+            counts[0] = 0.0
+            tilted[knowledge.hidden] = balanced(tilted[knowledge.hidden], counts)
+        return tilted
+
+
 #: The kinds by name, each a factory of beliefs from the table.
-KINDS: dict[str, Callable[[GameConfig], Beliefs]] = {"uniform": UniformBeliefs}
-#: The kind :func:`make_beliefs` gives when none is named: the best measured so far
-#: (docs/inference.md). Until a learned kind is measured better, the uniform one.
-DEFAULT_KIND = "uniform"
+KINDS: dict[str, Callable[[GameConfig], Beliefs]] = {"uniform": UniformBeliefs, "network": NetworkBeliefs}
+#: The kind :func:`make_beliefs` gives when none is named, at a table where its weights ship: the
+#: best measured (docs/inference.md). Elsewhere, the uniform kind (:func:`default_kind`).
+DEFAULT_KIND = "network"
+
+
+def default_kind(config: GameConfig) -> str:
+    """The project's best kind at this table: :data:`DEFAULT_KIND` where its network ships for the
+    table (and safetensors, which reads it, is installed), else ``"uniform"``."""
+    readable = importlib.util.find_spec("safetensors") is not None
+    return DEFAULT_KIND if readable and ships(shipped_weights_file, config) else "uniform"
 
 
 def make_beliefs(config: GameConfig, kind: str | Callable[[GameConfig], Beliefs] | None = None) -> Beliefs:
@@ -77,7 +118,7 @@ def make_beliefs(config: GameConfig, kind: str | Callable[[GameConfig], Beliefs]
 
     Args:
         config: the table.
-        kind: a name of :data:`KINDS` (None: :data:`DEFAULT_KIND`), or a user's own factory:
+        kind: a name of :data:`KINDS` (None: :func:`default_kind`, the best at this table), or a user's own factory:
             a callable that takes the table and returns an object with ``reset``, ``observe``
             and ``probabilities``.
 
@@ -88,7 +129,7 @@ def make_beliefs(config: GameConfig, kind: str | Callable[[GameConfig], Beliefs]
     if not isinstance(config, GameConfig):
         raise ValueError(f"config must be a GameConfig (dominoes_env.make_config), got {validation.shown(config)}")
     if kind is None:
-        kind = DEFAULT_KIND
+        kind = default_kind(config)
     if isinstance(kind, str):
         factory = KINDS.get(kind)
         if factory is None:
@@ -103,3 +144,4 @@ def make_beliefs(config: GameConfig, kind: str | Callable[[GameConfig], Beliefs]
         raise ValueError(f"the beliefs {validation.shown(beliefs)} made by kind {validation.shown(kind)} lack "
                          f"{', '.join(missing)}: beliefs have reset(), observe(observation) and probabilities()")
     return beliefs
+

@@ -15,10 +15,13 @@ compared in the same worlds."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
 
+from baselines.inference import Beliefs
+from baselines.inference.sampling import WorldSampler
 from baselines.learning.files import file_version, ships
 from baselines.lookahead.evaluation import Evaluation, LinearEvaluation, TDValueEvaluation
 from baselines.lookahead.search import ROLLOUT_POLICIES, Search
@@ -27,7 +30,7 @@ from baselines.policies.policy import Policy, SeedLike
 from baselines.policies.registry import register_policy
 from dominoes_env.core import validation
 from dominoes_env.core.config import GameConfig, describe_table
-from dominoes_env.core.hidden import KnowledgeTracker, sample_deals, sampled_states
+from dominoes_env.core.hidden import KnowledgeTracker, sampled_states
 
 EVALUATIONS = ("linear", "td_lambda")
 MAX_SAMPLES = 4096
@@ -58,12 +61,17 @@ class LookaheadPolicy(Policy):
             ``lookahead@FILE`` in a spec), or :class:`~baselines.lookahead.weights.LookaheadWeights`
             in memory; linear evaluation only.
         epsilon: probability of a uniformly random legal move instead (training only).
+        inference: the beliefs its worlds are drawn from (:mod:`baselines.inference`):
+            ``"uniform"`` (the exact sampler, every agreeing deal alike), a kind's name, or a
+            factory of beliefs.
+        sharpness: the power, in (0, 1], of the beliefs' importance weights (1: as believed).
     """
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
                  samples: int = 16, depth: int = 1, discount: float = 1.0, window: float = 0.05,
                  evaluation: str = "linear", rollout: str = "greedy",
-                 checkpoint: str | os.PathLike[str] | LookaheadWeights | None = None, epsilon: float = 0.0) -> None:
+                 checkpoint: str | os.PathLike[str] | LookaheadWeights | None = None, epsilon: float = 0.0,
+                 inference: str | Callable[[GameConfig], Beliefs] = "uniform", sharpness: float = 1.0) -> None:
         super().__init__(num_players, highest_double, seed)
         self.samples = validation.integer("samples", samples, 1, MAX_SAMPLES)
         self.depth = validation.integer("depth", depth, 0, MAX_DEPTH)
@@ -84,6 +92,7 @@ class LookaheadPolicy(Policy):
         self.search = Search(tiles.low, tiles.high, tiles.tiles_with_value, self.evaluation.values, self.depth,
                              powers / powers.sum(), ROLLOUT_POLICIES.index(self.rollout))
         self.tracker = KnowledgeTracker(self.config)
+        self.sampler = WorldSampler(self.config, inference, sharpness)
 
     def _linear_weights(self, weights: str | os.PathLike[str] | LookaheadWeights | None) -> LookaheadWeights:
         if isinstance(weights, LookaheadWeights):
@@ -105,15 +114,17 @@ class LookaheadPolicy(Policy):
 
     def reset(self) -> None:
         self.tracker.reset()
+        self.sampler.reset()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         knowledge = self.tracker.observe(observation)  # every observation, forced moves too
+        self.sampler.observe(observation)
         legal = np.flatnonzero(action_mask)
         if legal.shape[0] == 1:
             return int(legal[0])
         if self.epsilon and self.rng.random() < self.epsilon:
             return int(legal[self.rng.integers(legal.shape[0])])
-        worlds = sampled_states(knowledge, sample_deals(knowledge, self.rng, self.samples), self.rng)
+        worlds = sampled_states(knowledge, self.sampler.deals(knowledge, self.rng, self.samples), self.rng)
         scores = self.move_scores(worlds, legal)
         near_best = legal[scores <= scores.min() + self.window]
         return int(near_best[self.rng.integers(near_best.shape[0])] if near_best.shape[0] > 1 else near_best[0])
@@ -125,4 +136,4 @@ class LookaheadPolicy(Policy):
 
     def __repr__(self) -> str:
         return (f"LookaheadPolicy({describe_table(self.config)}, samples={self.samples}, depth={self.depth}, "
-                f"evaluation={self.evaluation_name!r})")
+                f"evaluation={self.evaluation_name!r}, inference={self.sampler.kind!r})")

@@ -230,7 +230,8 @@ class WebGame:
         return frames + self._play_opponents_or_break()
 
     def hint(self) -> dict[str, Any]:
-        """What the strongest shipped players would play here, and td_lambda's predicted pips per move."""
+        """What the strongest shipped players would play here, td_lambda's predicted pips per move, and the
+        tile count: the tiles each opponent (and the boneyard) most likely holds, from the beliefs."""
         if self.finished or self.env.possible_agents.index(self.env.agent_selection) != self.seat:
             raise GameRefused("a hint is for your turn")
         assert self.hints is not None
@@ -242,7 +243,7 @@ class WebGame:
                   "predicted_pips": None if predicted is None else round(float(predicted[k]), 2)}
                  for k, action in enumerate(legal)]
         return {"choices": self.hints.choices(observation, mask), "moves": moves,
-                "unavailable": dict(self.hints.missing)}
+                "unavailable": dict(self.hints.missing), "holdings": self.hints.holdings()}
 
     def record_text(self) -> str:
         """The finished game as a record (``dominoes replay`` and ``read_record`` read it).

@@ -200,9 +200,31 @@ async function hint() {
     }
     const table = document.createElement("table");
     table.append(head, ...rows);
-    $("hint-box").replaceChildren(table);
+    $("hint-box").replaceChildren(table, holdingsTable(advice.holdings || []));
     document.body.dataset.hinted = String(Number(document.body.dataset.hinted || 0) + 1);
   } catch (error) { fail(error); }
+}
+
+// The tile count: the tiles each opponent (and the boneyard) most likely holds, with probabilities.
+function holdingsTable(holdings) {
+  const table = document.createElement("table");
+  table.className = "holdings";
+  const head = document.createElement("tr");
+  for (const cell of ["tile count", "tiles", "most likely holds"]) {
+    const th = document.createElement("th"); th.textContent = cell; head.appendChild(th);
+  }
+  table.appendChild(head);
+  for (const place of holdings) {
+    const row = document.createElement("tr");
+    row.dataset.holdingsPlace = place.seat_offset;
+    const who = place.place === "boneyard" ? "boneyard" : `player ${place.place}`;
+    const likeliest = place.likeliest.map((t) => `${t.tile} ${Math.round(100 * t.probability)}%`).join("  ");
+    for (const cell of [who, place.tiles_held === null ? "" : String(place.tiles_held), likeliest || "none"]) {
+      const td = document.createElement("td"); td.textContent = cell; row.appendChild(td);
+    }
+    table.appendChild(row);
+  }
+  return table;
 }
 
 setUp().catch(fail);

@@ -1,0 +1,164 @@
+"""``dominoes train beliefs``: the tile-location network of a table, from self-play positions.
+
+    dominoes train beliefs --positions 1000000 --seed 20000000 --out runs/beliefs_4p_d9
+    dominoes train beliefs --players 6 --highest 12 --rules mexican_train --out runs/beliefs_6p
+
+It plays hands with the `--player` in every seat (seeds from `--seed` on), keeps every decision of
+every seat with the true deal as its label (:mod:`baselines.inference.data`), and trains the
+network on them (:mod:`baselines.inference.train`). It writes, in `--out`: the weights
+(``beliefs_TABLE.safetensors``, the name the package ships them under), ``log.csv`` (the held-out
+score against the uniform kind's, ten times an epoch) and ``learning_curve.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from baselines.cli import options
+from baselines.cli.learner import require_torch
+from baselines.inference.data import MAX_POSITIONS, Positions, self_play_positions
+from baselines.inference.network import MAX_LAYERS, MAX_WIDTH, SHIPPED_NAME, save_weights
+from baselines.inference.train import TrainingSettings, train
+from baselines.learning.files import table_tag
+from baselines.policies import registry, specs
+from dominoes_env import files
+from dominoes_env.core import validation
+from dominoes_env.core.config import describe_table, table_arguments
+
+#: One line for ``dominoes train --help``.
+HELP = "the beliefs' tile-location network, supervised on self-play deals (needs torch)"
+DEFAULTS = TrainingSettings()
+
+
+def _widths(text: str) -> tuple[int, ...]:
+    widths = tuple(validation.integer_argument(part) for part in text.split(",") if part.strip())
+    if not 1 <= len(widths) <= MAX_LAYERS or not all(1 <= width <= MAX_WIDTH for width in widths):
+        raise argparse.ArgumentTypeError(f"1 to {MAX_LAYERS} widths from 1 to {MAX_WIDTH}, comma-separated, "
+                                         f"got {text!r}")
+    return widths
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    options.add_table_options(parser)
+    options.add_seed_option(parser, "the self-play hands (hand k is dealt with seed + k) and of training")
+    parser.add_argument("--positions", type=validation.integer_argument, default=1_000_000,
+                        help=f"labelled positions to play (whole hands; 1-{MAX_POSITIONS:,}, default %(default)s)")
+    parser.add_argument("--player", default="td_lambda", help="the policy spec in every seat (default %(default)s)")
+    parser.add_argument("--hidden", type=_widths, default=DEFAULTS.hidden, metavar="W,W",
+                        help=f"hidden widths (default {','.join(map(str, DEFAULTS.hidden))})")
+    parser.add_argument("--epochs", type=validation.integer_argument, default=DEFAULTS.epochs,
+                        help="passes over the positions (1-100, default %(default)s)")
+    parser.add_argument("--batch-size", type=validation.integer_argument, default=DEFAULTS.batch_size,
+                        help="positions per step (1-65536, default %(default)s)")
+    parser.add_argument("--learning-rate", type=float, default=DEFAULTS.learning_rate,
+                        help="Adam's step size, cosine-annealed to 0 (default %(default)s)")
+    parser.add_argument("--dropout", type=float, default=DEFAULTS.dropout,
+                        help="share of each hidden layer's units dropped while training (0-0.9, default %(default)s)")
+    parser.add_argument("--weight-decay", type=float, default=DEFAULTS.weight_decay,
+                        help="AdamW's weight decay (0-1, default %(default)s)")
+    parser.add_argument("--data", default=None, metavar="FILE.npz",
+                        help="train on positions saved by --save-data instead of playing new ones")
+    parser.add_argument("--save-data", default=None, metavar="FILE.npz", help="also keep the positions played")
+    parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
+                        help="torch's threads (default 1: fastest on a busy 2-core machine)")
+    parser.add_argument("--out", default="runs/beliefs", help="where the weights, log.csv and learning_curve.png go "
+                                                              "(default %(default)s)")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = options.table(args)
+    seed = options.seed(args)
+    positions = options.count("--positions", args.positions, 1, MAX_POSITIONS)
+    settings = TrainingSettings(hidden=args.hidden, epochs=options.count("--epochs", args.epochs, 1, 100),
+                                batch_size=options.count("--batch-size", args.batch_size, 1, 65536),
+                                learning_rate=validation.real("--learning-rate", args.learning_rate, 1e-7, 1.0),
+                                dropout=validation.real("--dropout", args.dropout, 0.0, 0.9),
+                                weight_decay=validation.real("--weight-decay", args.weight_decay, 0.0, 1.0),
+                                seed=seed)
+    threads = options.count("--torch-threads", args.torch_threads, 1, 256)
+    tag = table_tag(config)
+    if tag is None:
+        raise ValueError(f"beliefs networks are named for the rule book's game or the Mexican Train rules, not "
+                         f"{describe_table(config)}")
+    spec = specs.parse(args.player)[0]
+    registry.refuse_seeing_every_hand(spec, "dominoes train beliefs")
+    registry.check(spec, config)
+    require_torch()
+    out = files.check_output_directory("--out", args.out,
+                                       ("log.csv", "learning_curve.png", f"{SHIPPED_NAME}_{tag}.safetensors"))
+    if args.save_data is not None:
+        files.check_output_file("--save-data", args.save_data)
+    import torch
+
+    torch.set_num_threads(threads)
+    started = time.perf_counter()
+    if args.data is not None:
+        data = Positions.load(args.data)
+        if data.places.shape[1] != config.num_tiles:
+            raise ValueError(f"--data {args.data!r} holds positions of another table than {describe_table(config)}")
+    else:
+        print(f"playing {positions:,} positions of {describe_table(config)} ({args.player} in every seat)...")
+        data = self_play_positions(config, positions, seed, args.player)
+        if args.save_data:
+            data.save(args.save_data)
+    played = time.perf_counter() - started
+    rows: list[dict[str, Any]] = []
+
+    def log(row: dict[str, Any]) -> None:
+        rows.append(row)
+        print(f"epoch {row['epoch']:.2f}: held-out log p {row['held_out_log_p']:.4f} "
+              f"(uniform {row['held_out_uniform_log_p']:.4f}), {row['seconds']:.0f} s", flush=True)
+
+    weights = train(config, data, settings, log)
+    command = shlex.join(["dominoes", "train", "beliefs", *shlex.split(table_arguments(config)), "--seed", str(seed),
+                          "--positions", str(positions), "--player", args.player,
+                          "--hidden", ",".join(map(str, settings.hidden)), "--epochs", str(settings.epochs),
+                          "--dropout", str(settings.dropout), "--weight-decay", str(settings.weight_decay),
+                          "--out", str(out)])
+    info = {"command": command, "positions": int(data.places.shape[0]), "hands": int(data.hands.max()) + 1,
+            "seconds_playing": round(played, 1), "seconds_training": round(rows[-1]["seconds"], 1),
+            "held_out_log_p": round(rows[-1]["best_held_out_log_p"], 5),
+            "held_out_uniform_log_p": round(rows[-1]["held_out_uniform_log_p"], 5)}
+    weights = type(weights)(weights.config, weights.hidden, weights.layers, info)
+    path = save_weights(out / f"{SHIPPED_NAME}_{tag}.safetensors", weights)
+    _write_log(rows, out / "log.csv")
+    _plot(rows, out / "learning_curve.png", describe_table(config))
+    print(f"wrote {path}, log.csv and learning_curve.png in {out}")
+    return 0
+
+
+def _write_log(rows: list[dict[str, Any]], path: Path) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: round(value, 5) if isinstance(value, float) else value for key, value in row.items()})
+    files.write_atomically(path, buffer.getvalue().encode())
+
+
+def _plot(rows: list[dict[str, Any]], path: Path, table: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 3.8))
+    epochs = [row["epoch"] for row in rows]
+    axis.plot(epochs, [row["held_out_log_p"] for row in rows], marker=".", label="network (held-out hands)")
+    axis.plot(epochs, [row["train_log_p"] for row in rows], marker=".", alpha=0.6, label="network (training batches)")
+    axis.plot(epochs, [row["held_out_uniform_log_p"] for row in rows], linestyle=":", label="uniform (held-out)")
+    axis.set_xlabel("epochs")
+    axis.set_ylabel("mean log p(true place)")
+    axis.set_title(f"beliefs network, {table}")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    files.write_atomically(path, buffer.getvalue())
+    plt.close(figure)
