@@ -104,6 +104,9 @@ def test_a_person_plays_a_hand_by_clicking_asks_for_a_hint_and_downloads_the_rec
             page.click("#hint")
             page.wait_for_selector("body[data-hinted='1']")
             assert page.locator("#hint-box tr[data-hint-action]").count() == len(buttons)
+            counted = page.eval_on_selector_all("#hint-box table.holdings tr[data-holdings-place]",
+                                                "rows => rows.map(r => r.textContent)")
+            assert len(counted) == 2 and all("%" in row for row in counted)  # the tile count: each opponent
             hinted = True
         by_tile: dict[int, list[int]] = {}
         for action in buttons:
