@@ -41,7 +41,7 @@ from torch import nn
 import dominoes_env  # noqa: F401  (registers the env ids)
 from baselines import OpponentPool
 from baselines.adapters import FunctionPolicy
-from baselines.cli.options import count
+from baselines.command_line.options import count
 from dominoes_env import GameConfig, make_config
 from dominoes_env.core.config import describe_table
 

@@ -54,7 +54,7 @@ from settings_cli import add_table_and_rating_options, check_table_and_rating_op
 
 from baselines.adapters import FunctionPolicy
 from baselines.adapters.rllib import DominoesMultiAgentEnv, env_config
-from baselines.cli.options import count
+from baselines.command_line.options import count
 from dominoes_env import GameConfig
 
 POLICY = "shared"  # the one policy every seat maps to

@@ -36,7 +36,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 from baselines import make_policy
 from baselines.adapters.sb3_vec_env import SB3VecEnv
-from baselines.cli.options import count
+from baselines.command_line.options import count
 from dominoes_env import GameConfig, SingleAgentVectorEnv
 
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from rating import BENCH_CHOICES
 
 from baselines import OpponentPool
-from baselines.cli.options import add_table_options, count, table
+from baselines.command_line.options import add_table_options, count, table
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from baselines.selfplay.pool import SAMPLING
 from dominoes_env import SingleAgentVectorEnv

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import dominoes_env
 from baselines import make_policy
-from baselines.cli.options import add_table_options
-from baselines.cli.options import table as read_table
+from baselines.command_line.options import add_table_options
+from baselines.command_line.options import table as read_table
 from dominoes_env import GameConfig, make_config
 from dominoes_env.image import save_png
 

@@ -63,7 +63,7 @@ from torchrl.objectives.value import GAE
 import dominoes_env
 from baselines.adapters import FunctionPolicy
 from baselines.adapters.torchrl import TorchRLVectorEnv
-from baselines.cli.options import count
+from baselines.command_line.options import count
 from dominoes_env import GameConfig
 
 GROUP = "players"  # the one TorchRL group holding every seat

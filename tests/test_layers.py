@@ -1,5 +1,6 @@
 """The architecture's rules, checked on the source: layers point down, and no module imports
-itself back through others (every import counts: top-level, inside functions, and type-only)."""
+itself back through others, nor any folder of `baselines` through other folders (every import
+counts: top-level, inside functions, and type-only)."""
 
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ def _imported(module: str, path: Path) -> set[str]:
 GRAPH = {module: _imported(module, path) for module, path in MODULES.items()}
 
 
-def _cycles() -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+def _cycles(graph: dict[str, set[str]] = GRAPH) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm): the modules
+    of `graph`, or the folders of :func:`_folder_graph`."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -64,7 +66,7 @@ def _cycles() -> list[list[str]]:
         index[module] = low[module] = len(index)
         stack.append(module)
         on_stack.add(module)
-        for other in GRAPH[module]:
+        for other in graph.get(module, ()):
             if other not in index:
                 visit(other)
                 low[module] = min(low[module], low[other])
@@ -81,7 +83,7 @@ def _cycles() -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for module in GRAPH:
+    for module in graph:
         if module not in index:
             visit(module)
     return found
@@ -104,6 +106,42 @@ def test_the_env_package_imports_nothing_from_baselines():
 
 def test_no_module_imports_itself_back():
     assert _cycles() == []
+
+
+def _folder(module: str) -> str | None:
+    """The top-level subpackage of `baselines` that holds a module (None: outside them, or the face)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "baselines" and len(parts) > 1 else None
+
+
+def _folder_graph() -> dict[str, dict[str, list[str]]]:
+    """The imports between the top-level subpackages of `baselines`: a module anywhere under
+    `baselines/X/` importing one of `baselines.Y` (Y not X) is an edge X -> Y. Each edge keeps the
+    module imports that make it, to name them when it closes a loop."""
+    folders: dict[str, dict[str, list[str]]] = {}
+    for module, edges in GRAPH.items():
+        mine = _folder(module)
+        if mine is None:
+            continue
+        out = folders.setdefault(mine, {})
+        for other in sorted(edges):
+            theirs = _folder(other)
+            if theirs is not None and theirs != mine:
+                out.setdefault(theirs, []).append(f"{module} -> {other}")
+    return folders
+
+
+def test_no_folder_of_baselines_imports_itself_back():
+    """Counted by folder the subpackages form no loop either: two folders that import each other,
+    even through different modules, can be neither read nor moved apart. A loop found is reported
+    with the module imports that close it."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # the finder finds
+    folders = _folder_graph()
+    assert "td_lambda" in folders["advice"] and "command_line" in folders["td_lambda"]  # the graph sees edges
+    loops = {" <-> ".join(loop): sorted(edge for folder in loop for other, edges in folders[folder].items()
+                                         if other in loop for edge in edges)
+             for loop in _cycles({folder: set(edges) for folder, edges in folders.items()})}
+    assert loops == {}
 
 
 def _layer_order() -> list[list[str]]:

@@ -12,7 +12,7 @@ import pytest
 from baselines import linear_sarsa
 from baselines.cli import main as dominoes
 from baselines.cli import train as train_command
-from baselines.cli.learner import config_from_arguments
+from baselines.command_line.learner import config_from_arguments
 from baselines.harness.evaluate import evaluate
 from baselines.learning.run import EVALUATION_SEED
 from baselines.linear_sarsa import FEATURES, LinearSarsaConfig, LinearSarsaPolicy, MoveFeatures, Sarsa, Weights

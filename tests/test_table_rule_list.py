@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.cli import options
+from baselines.command_line import options
 from dominoes_env.core import rules as engine
 from dominoes_env.core.config import (
     TABLE_RULES,

@@ -26,7 +26,7 @@ import dominoes_env  # noqa: E402
 from baselines import td_lambda  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.cli import train as train_command  # noqa: E402
-from baselines.cli.learner import config_from_arguments  # noqa: E402
+from baselines.command_line.learner import config_from_arguments  # noqa: E402
 from baselines.harness.play import play_game  # noqa: E402
 from baselines.policies.registry import make_policy  # noqa: E402
 from dominoes_env import make_config  # noqa: E402

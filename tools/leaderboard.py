@@ -40,7 +40,8 @@ from baselines.benchmark import bench, load_suite
 from baselines.benchmark.run import CELLS_FILE, OUT_FILES, playable_tables, read_cells
 from baselines.benchmark.scorecard import Scorecard, normalised_to
 from baselines.benchmark.suite import LATEST, Suite, suite_path
-from baselines.cli import OneLineParser, options
+from baselines.cli import OneLineParser
+from baselines.command_line import options
 from baselines.harness.parallel import MAX_WORKERS
 from baselines.harness.timing import decision_times
 from dominoes_env import files

@@ -16,7 +16,7 @@ from baselines.benchmark import bench
 from baselines.benchmark.run import CELLS_FILE, OUT_FILES, BenchError, playable_tables
 from baselines.benchmark.scorecard import ScorecardError, compare, read_scorecard
 from baselines.benchmark.suite import LATEST, SuiteError, load_suite, quick_suite, versions
-from baselines.cli import options
+from baselines.command_line import options
 from baselines.harness.parallel import MAX_WORKERS, add_parallel_options, default_workers
 
 

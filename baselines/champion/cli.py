@@ -1,6 +1,6 @@
 """``dominoes train champion``: the champion's network by expert iteration (search in self-play); the
 options are :class:`~baselines.champion.config.ChampionConfig`'s fields and the workers'
-(:mod:`baselines.cli.learner`).
+(:mod:`baselines.command_line.learner`).
 
     dominoes train champion --hands 4800 --checkpoint-dir runs/champion
 """
@@ -12,8 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from baselines.champion.config import ChampionConfig
-from baselines.cli import options
-from baselines.cli.learner import add_learner_arguments, initial_weights, refuse_other_shape, require_torch, run_learner
+from baselines.command_line import options
+from baselines.command_line.learner import (
+    add_learner_arguments,
+    initial_weights,
+    refuse_other_shape,
+    require_torch,
+    run_learner,
+)
 from baselines.learning.recorder import LOG_COLUMNS, Learner, RunRecorder
 
 #: One line for ``dominoes train --help``.

@@ -1,8 +1,11 @@
-"""The ``dominoes`` command: one entry point, one subcommand per module of this package
-(``dominoes league`` lives with the league, :mod:`baselines.league.cli`).
+"""The ``dominoes`` command: one entry point, its command table (:data:`SUBCOMMANDS`) and the
+general subcommands, one per module of this package; ``dominoes league``, ``bench`` and ``serve``
+live with their packages (:mod:`baselines.league.cli`), a learner's ``dominoes train NAME`` in
+its own package's ``cli.py``.
 
-:mod:`~baselines.cli.options` declares the options every subcommand shares (the table, the
-seed, the counts); :mod:`~baselines.cli.signals` turns SIGTERM and SIGHUP into an interrupt.
+The pieces every command shares live below, in :mod:`baselines.command_line`:
+:mod:`~baselines.command_line.options` declares the options (the table, the seed, the counts);
+:mod:`~baselines.command_line.signals` turns SIGTERM and SIGHUP into an interrupt.
 Subcommands are imported only when used, so ``dominoes league`` never pays for torch.
 Each module listed in :data:`SUBCOMMANDS` defines ``add_arguments(parser)`` and
 ``run(args) -> int``. Bad input reaches the user as one line (``dominoes CMD: error:
@@ -18,7 +21,7 @@ import importlib
 import sys
 from typing import NoReturn
 
-from baselines.cli.signals import Stopped
+from baselines.command_line.signals import Stopped
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("baselines.cli.demo", "play a seeded game between random players, shown as text (one hand; --hands N)"),
@@ -61,8 +64,8 @@ def main_and_exit() -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``dominoes ARGV``; Ctrl-C at any point, start-up included, is one line and status 130
-    (SIGTERM and SIGHUP, where a command turns them into :class:`~baselines.cli.signals.Stopped`,
-    128 + the signal's number)."""
+    (SIGTERM and SIGHUP, where a command turns them into
+    :class:`~baselines.command_line.signals.Stopped`, 128 + the signal's number)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         return _run(argv)

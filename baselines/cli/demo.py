@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 
 import dominoes_env
-from baselines.cli import options
+from baselines.command_line import options
 from baselines.harness.play import HandWatcher
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from baselines.cli import options
+from baselines.command_line import options
 from baselines.harness.evaluate import MAX_HANDS, evaluate
 from dominoes_env.core import validation
 from dominoes_env.core.config import MAX_HANDS_PER_GAME, GameConfig, describe_table

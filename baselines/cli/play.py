@@ -27,8 +27,8 @@ import numpy as np
 
 import dominoes_env
 from baselines.advice import Hints, opponent_specs
-from baselines.cli import options
-from baselines.cli.signals import signals_stop
+from baselines.command_line import options
+from baselines.command_line.signals import signals_stop
 from baselines.harness.play import play_game
 from baselines.policies import registry, specs
 from baselines.policies.policy import Policy

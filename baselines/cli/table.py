@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from baselines.cli import options
+from baselines.command_line import options
 from dominoes_env.core.config import GameConfig, describe_table
 from dominoes_env.core.observation import observation_layout
 

@@ -9,10 +9,10 @@
 
 This module only dispatches: each learner owns its entry, a module of its package
 (:data:`LEARNERS`) with ``add_arguments(parser)`` and ``run(args) -> int``. The learners on the
-shared loop build theirs from one description (:mod:`baselines.cli.learner`), and write what
-:mod:`baselines.learning.recorder` says (weights, ``log.csv``, ``learning_curve.png``); ppo has
-its own options and files (:mod:`baselines.ppo.cli`). A learner's heavy dependencies (torch) are
-imported only when its run starts.
+shared loop build theirs from one description (:mod:`baselines.command_line.learner`), and
+write what :mod:`baselines.learning.recorder` says (weights, ``log.csv``,
+``learning_curve.png``); ppo has its own options and files (:mod:`baselines.ppo.cli`). A
+learner's heavy dependencies (torch) are imported only when its run starts.
 """
 
 from __future__ import annotations

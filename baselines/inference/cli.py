@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baselines.cli import options
-from baselines.cli.learner import require_torch
+from baselines.command_line import options
+from baselines.command_line.learner import require_torch
 from baselines.inference.data import MAX_POSITIONS, Positions, self_play_positions
 from baselines.inference.network import MAX_LAYERS, MAX_WIDTH, SHIPPED_NAME, save_weights
 from baselines.inference.train import TrainingSettings, train
@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_seed_option(parser, "the self-play hands (hand k is dealt with seed + k) and of training")
     parser.add_argument("--positions", type=validation.integer_argument, default=1_000_000,
                         help=f"labelled positions to play (whole hands; 1-{MAX_POSITIONS:,}, default %(default)s)")
+    parser.add_argument("--keep", type=float, default=1.0,
+                        help="the share of decisions kept as positions (0.01-1, default 1: every one); below 1, "
+                             "the same positions come from more hands")
     parser.add_argument("--player", default="td_lambda", help="the policy spec in every seat (default %(default)s)")
     parser.add_argument("--hidden", type=_widths, default=DEFAULTS.hidden, metavar="W,W",
                         help=f"hidden widths (default {','.join(map(str, DEFAULTS.hidden))})")
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
                                 weight_decay=validation.real("--weight-decay", args.weight_decay, 0.0, 1.0),
                                 seed=seed)
     threads = options.count("--torch-threads", args.torch_threads, 1, 256)
+    keep = validation.real("--keep", args.keep, 0.01, 1.0)
     tag = table_tag(config)
     if tag is None:
         raise ValueError(f"beliefs networks are named for the rule book's game or the Mexican Train rules, not "
@@ -104,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--data {args.data!r} holds positions of another table than {describe_table(config)}")
     else:
         print(f"playing {positions:,} positions of {describe_table(config)} ({args.player} in every seat)...")
-        data = self_play_positions(config, positions, seed, args.player)
+        data = self_play_positions(config, positions, seed, args.player, keep)
         if args.save_data:
             data.save(args.save_data)
     played = time.perf_counter() - started
@@ -117,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
     weights = train(config, data, settings, log)
     command = shlex.join(["dominoes", "train", "beliefs", *shlex.split(table_arguments(config)), "--seed", str(seed),
-                          "--positions", str(positions), "--player", args.player,
+                          "--positions", str(positions), "--keep", str(keep), "--player", args.player,
                           "--hidden", ",".join(map(str, settings.hidden)), "--epochs", str(settings.epochs),
                           "--dropout", str(settings.dropout), "--weight-decay", str(settings.weight_decay),
                           "--out", str(out)])

@@ -62,9 +62,13 @@ class Positions:
             return cls(arrays["observations"], arrays["marginals"], arrays["places"], arrays["hands"])
 
 
-def self_play_positions(config: GameConfig, positions: int, seed: int, player: str = "td_lambda") -> Positions:
-    """At least `positions` labelled positions (whole hands, so a few more), from hands dealt with
-    seeds `seed`, `seed` + 1, ..., `player` (a policy spec) in every seat."""
+def self_play_positions(config: GameConfig, positions: int, seed: int, player: str = "td_lambda",
+                        keep: float = 1.0) -> Positions:
+    """At least `positions` labelled positions (to the end of a hand, so a few more), from hands dealt
+    with seeds `seed`, `seed` + 1, ..., `player` (a policy spec) in every seat. Each decision is kept
+    with probability `keep` (drawn from `seed`): the positions of one hand are much alike, so fewer
+    of each hand from more hands teach more for the same memory."""
+    keeping = np.random.default_rng(seed)
     spec = specs.parse(player)[0]
     n, t = config.num_players, config.num_tiles
     size = observation_layout(config).size
@@ -86,6 +90,10 @@ def self_play_positions(config: GameConfig, positions: int, seed: int, player: s
                 continue
             seat = env.possible_agents.index(agent)
             knowledge = trackers[seat].observe(observation["observation"])
+            action = int(players[seat].act(observation["observation"], observation["action_mask"]))
+            if keep < 1.0 and keeping.random() >= keep:
+                env.step(action)
+                continue
             if count == capacity:
                 capacity *= 2
                 observations, marginals, places, hands = (np.resize(array, (capacity, *array.shape[1:]))
@@ -97,6 +105,6 @@ def self_play_positions(config: GameConfig, positions: int, seed: int, player: s
             places[count, knowledge.hidden] = true_places(env, seat)[knowledge.hidden]
             hands[count] = hand
             count += 1
-            env.step(int(players[seat].act(observation["observation"], observation["action_mask"])))
+            env.step(action)
         hand += 1
     return Positions(observations[:count], marginals[:count], places[:count], hands[:count])

@@ -11,7 +11,8 @@ scores 0 everywhere gives back the uniform kind. It is a plain multilayer percep
 (ReLU hidden layers), trained with torch by :mod:`baselines.inference.train` on self-play
 positions whose label is the true deal (:mod:`baselines.inference.data`).
 
-A weights file is one safetensors file: tensors ``w0, b0, w1, b1, ...`` (float32) and, as
+A weights file is one safetensors file: tensors ``w0, b0, w1, b1, ...`` (stored as float16, which
+halves the file and changes a belief by well under a thousandth; read back as float32) and, as
 metadata, ``format`` (``dominoes-beliefs/1``), ``table`` (the table's options as JSON),
 ``hidden`` (the hidden sizes, JSON), ``info`` (the run: command, seed, data, time) and
 ``sha256`` (of every tensor's bytes in order). Nothing in a file is trusted: the shapes are
@@ -142,12 +143,16 @@ def _layers_problem(config: GameConfig, hidden: tuple[int, ...], layers: list) -
     return None
 
 
+#: How a file stores the weights: little-endian float16, safetensors' F16.
+STORED, STORED_NAME = "<f2", "F16"
+
+
 def checksum(layers: list[tuple[np.ndarray, np.ndarray]]) -> str:
-    """SHA-256 of every tensor's little-endian float32 bytes, in the order w0, b0, w1, b1, ..."""
+    """SHA-256 of every tensor's bytes as stored (little-endian float16), in the order w0, b0, w1, b1, ..."""
     digest = hashlib.sha256()
     for weight, bias in layers:
         for array in (weight, bias):
-            digest.update(np.ascontiguousarray(array, dtype="<f4").tobytes())
+            digest.update(np.ascontiguousarray(array, dtype=STORED).tobytes())
     return digest.hexdigest()
 
 
@@ -155,9 +160,13 @@ def save_weights(path: str | os.PathLike[str], weights: BeliefWeights) -> Path:
     """Write `weights` whole (written beside `path`, then renamed over it)."""
     from safetensors.numpy import save
 
+    largest = max(float(np.abs(array).max(initial=0.0)) for layer in weights.layers for array in layer)
+    if largest > float(np.finfo(np.float16).max):
+        raise ValueError(f"cannot save beliefs weights {str(path)!r}: a weight of {largest:.3g} does not fit float16")
     tensors = {}
     for k, (weight, bias) in enumerate(weights.layers):
-        tensors[f"w{k}"], tensors[f"b{k}"] = np.ascontiguousarray(weight), np.ascontiguousarray(bias)
+        tensors[f"w{k}"] = np.ascontiguousarray(weight, dtype=STORED)
+        tensors[f"b{k}"] = np.ascontiguousarray(bias, dtype=STORED)
     metadata = {"format": WEIGHTS_FORMAT, "table": json.dumps(weights.config.options(), sort_keys=True),
                 "hidden": json.dumps(list(weights.hidden)), "info": json.dumps(weights.info, sort_keys=True),
                 "sha256": checksum(weights.layers)}
@@ -197,13 +206,14 @@ def load_weights(path: str | os.PathLike[str], expected: GameConfig | None = Non
             arrays = []
             for name, shape in ((f"w{k}", weight_shape), (f"b{k}", bias_shape)):
                 declared = handle.get_slice(name)
-                if declared.get_dtype() != "F32" or tuple(declared.get_shape()) != shape:
+                if declared.get_dtype() != STORED_NAME or tuple(declared.get_shape()) != shape:
                     raise refused(f"stores {name} as {declared.get_dtype()} {tuple(declared.get_shape())}, "
-                                  f"expected F32 {shape}")
+                                  f"expected {STORED_NAME} {shape}")
                 arrays.append(handle.get_tensor(name))
             layers.append((arrays[0], arrays[1]))
         if metadata.get("sha256") != checksum(layers):
             raise refused("fails its checksum: the weights were changed or damaged after it was written")
+        layers = [(weight.astype(np.float32), bias.astype(np.float32)) for weight, bias in layers]
         info = read_info(metadata, refused)
         try:
             return BeliefWeights(config, hidden, layers, info)

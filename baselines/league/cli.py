@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from baselines.cli import options
+from baselines.command_line import options
 from baselines.harness.parallel import MAX_WORKERS, add_parallel_options, start_method
 from baselines.harness.warmup import warm_up
 from baselines.league.ratings import rate

@@ -63,7 +63,8 @@ class LearnerConfig(PlaysAtTable):
     game: GameConfig = field(default_factory=lambda: make_config(4, 9))
     """The table it learns: size and table rules (``--players``, ``--highest``, ``--boneyard``,
     ``--cover-doubles``, ``--first-player``: the options every ``dominoes`` command shares,
-    :func:`baselines.cli.options.add_table_options`). Files hold it as flat fields (:meth:`to_dict`)."""
+    :func:`baselines.command_line.options.add_table_options`). Files hold it as flat fields
+    (:meth:`to_dict`)."""
     hands: int = field(default=20_000, metadata=HANDS)
     """Hands to learn from, over all curriculum stages (at most 10**9)."""
     curriculum: tuple[tuple[str, float], ...] = field(

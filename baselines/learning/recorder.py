@@ -6,7 +6,7 @@ training), all in its checkpoint directory.
 An evaluation row is the shared harness's (:func:`baselines.harness.evaluate.evaluate`):
 ``win_rate`` is its ``won``, the share of hands won as :mod:`baselines.harness.outcomes` defines
 it. Each learner's command (``baselines/<learner>/cli.py``) describes itself with a
-:class:`Learner`; :mod:`baselines.cli.learner` turns that into options and a run.
+:class:`Learner`; :mod:`baselines.command_line.learner` turns that into options and a run.
 """
 
 from __future__ import annotations

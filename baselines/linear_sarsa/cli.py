@@ -1,5 +1,6 @@
 """``dominoes train sarsa``: linear SARSA over hand-made move features, numpy only; the options are
-:class:`~baselines.linear_sarsa.config.LinearSarsaConfig`'s fields (:mod:`baselines.cli.learner`).
+:class:`~baselines.linear_sarsa.config.LinearSarsaConfig`'s fields
+(:mod:`baselines.command_line.learner`).
 
     dominoes train sarsa --hands 40000 --checkpoint-dir runs/sarsa
 """
@@ -10,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from baselines.cli.learner import add_learner_arguments, run_learner, train_linear
+from baselines.command_line.learner import add_learner_arguments, run_learner, train_linear
 from baselines.learning.recorder import LOG_COLUMNS, Learner, RunRecorder
 from baselines.linear_sarsa.config import LinearSarsaConfig
 

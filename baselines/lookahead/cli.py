@@ -1,6 +1,6 @@
 """``dominoes train lookahead``: the look-ahead's linear evaluation, learned in stages, numpy only;
 the options are :class:`~baselines.lookahead.config.LookaheadConfig`'s fields
-(:mod:`baselines.cli.learner`).
+(:mod:`baselines.command_line.learner`).
 
     dominoes train lookahead --hands 12000 --checkpoint-dir runs/lookahead
 """
@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from baselines.cli.learner import add_learner_arguments, run_learner, train_linear
+from baselines.command_line.learner import add_learner_arguments, run_learner, train_linear
 from baselines.learning.recorder import LOG_COLUMNS, Learner, RunRecorder
 from baselines.lookahead.config import LookaheadConfig
 

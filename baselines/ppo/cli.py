@@ -15,8 +15,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from baselines.cli import options
-from baselines.cli.learner import require_torch
+from baselines.command_line import options
+from baselines.command_line.learner import require_torch
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from baselines.ppo.config import DEVICES, PPOConfig
 from baselines.ppo.weights import checksum, load_weights

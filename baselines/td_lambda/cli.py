@@ -1,5 +1,6 @@
 """``dominoes train td-lambda``: the after-state value network by TD(lambda); the options are
-:class:`~baselines.td_lambda.config.TDLambdaConfig`'s fields (:mod:`baselines.cli.learner`).
+:class:`~baselines.td_lambda.config.TDLambdaConfig`'s fields
+(:mod:`baselines.command_line.learner`).
 
     dominoes train td-lambda --hands 200000 --checkpoint-dir runs/td
 """
@@ -10,7 +11,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from baselines.cli.learner import add_learner_arguments, initial_weights, refuse_other_shape, require_torch, run_learner
+from baselines.command_line.learner import (
+    add_learner_arguments,
+    initial_weights,
+    refuse_other_shape,
+    require_torch,
+    run_learner,
+)
 from baselines.learning.recorder import LOG_COLUMNS, Learner, RunRecorder
 from baselines.td_lambda.config import TDLambdaConfig
 

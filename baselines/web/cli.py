@@ -16,7 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from baselines.cli import options
+from baselines.command_line import options
 from baselines.web.admission import MAX_DECISION_MS
 from dominoes_env.core import validation
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baselines.cli import options
+from baselines.command_line import options
 from baselines.harness.parallel import add_parallel_options
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
 from baselines.learning.recorder import CURVE_NAME, LOG_NAME, Learner, RunRecorder
