@@ -144,21 +144,26 @@ def draw(results: dict[str, dict], kinds: list[str], path: str) -> None:
     import matplotlib.pyplot as plt
 
     figure, (by_stage, calibration) = plt.subplots(1, 2, figsize=(11, 4.2))
+    learned = [kind for kind in kinds if kind != "uniform"]
     for name, scores in results.items():
-        for kind in kinds:
-            values = [np.nanmean(scores[kind]["stages"][stage]) for stage in STAGES]
+        for kind in learned or kinds:  # each learned kind's gain over uniform; uniform's own score if alone
+            values = [np.nanmean(scores[kind]["stages"][stage]) - (np.nanmean(scores["uniform"]["stages"][stage])
+                                                                   if learned else 0.0) for stage in STAGES]
             by_stage.plot(STAGES, values, marker="o", label=f"{name} {kind}")
+        for kind in kinds:
             record = scores[kind]
             seen = record["count"] > 0
             calibration.plot(record["predicted"][seen] / record["count"][seen],
-                             record["observed"][seen] / record["count"][seen], marker=".", label=f"{name} {kind}")
-    by_stage.set_ylabel("mean log p(true place)")
+                             record["observed"][seen] / record["count"][seen], marker=".", label=f"{name} {kind}",
+                             linestyle="-" if kind != "uniform" else ":")
+    by_stage.set_ylabel("mean log p(true place)" + (" minus uniform's" if learned else ""))
     by_stage.set_title("by stage of the hand")
     calibration.plot([0, 1], [0, 1], color="gray", linestyle=":")
     calibration.set_xlabel("predicted probability")
     calibration.set_ylabel("observed frequency")
     calibration.set_title("calibration")
     by_stage.legend(fontsize=7)
+    calibration.legend(fontsize=6, ncol=2)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
 

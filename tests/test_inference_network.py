@@ -58,7 +58,7 @@ def believing(kind, num_players, highest, games, **table_rules):
                                                                (3, 6, {"boneyard": True})])
 def test_the_network_kind_keeps_every_hard_fact_and_its_rows_sum_to_one(num_players, highest, table_rules):
     config = dominoes_env.make_config(num_players, highest, **table_rules)
-    checked = moved = 0
+    checked = moved = first = 0
     for env, seat, _, knowledge, beliefs in believing(network_kind(random_weights(config)), num_players, highest, 2,
                                                        **table_rules):
         probabilities = beliefs.probabilities()
@@ -73,9 +73,11 @@ def test_the_network_kind_keeps_every_hard_fact_and_its_rows_sum_to_one(num_play
         assert np.allclose(probabilities[hidden].sum(axis=0), counts, atol=1e-3)  # balanced to the sizes
         truth = true_places(env, seat, knowledge)
         assert (probabilities[hidden, np.where(truth == BONEYARD, num_players, truth)] > 0).all()
-        moved += not np.allclose(probabilities, uniform, atol=1e-3)
+        if env.game.hand_index == 0:  # the first hand's engine: the one the network reads (later: uniform)
+            moved += not np.allclose(probabilities, uniform, atol=1e-3)
+            first += 1
         checked += 1
-    assert checked > 30 and moved > checked // 2  # the random network does tilt the beliefs
+    assert checked > 30 and moved > first // 2  # the random network does tilt the beliefs
 
 
 def test_the_network_kind_reads_what_the_player_sees_only():
@@ -95,6 +97,17 @@ def test_the_network_kind_reads_what_the_player_sees_only():
         assert np.array_equal(first.probabilities(), second.probabilities())
         compared += 1
     assert compared > 10
+
+
+def test_in_a_later_hand_of_a_game_the_network_kind_is_the_uniform_kind():
+    """The networks learned from first hands (engine N|N): later engines get the uniform kind."""
+    config = dominoes_env.make_config(4, 9)
+    later = 0
+    for env, _, _, knowledge, beliefs in believing(network_kind(random_weights(config)), 4, 9, 1):
+        if env.game.hand_index == 1:
+            assert np.allclose(beliefs.probabilities()[knowledge.hidden], deal_marginals(knowledge))
+            later += 1
+    assert later > 10
 
 
 def test_a_network_that_scores_nothing_gives_back_the_uniform_kind():
@@ -218,3 +231,30 @@ def test_positions_for_learning_carry_the_truth_in_the_players_frame():
     truth = positions.places[hidden]
     assert (positions.marginals[hidden][np.arange(truth.shape[0]), truth] > 0).all()
     assert set(np.unique(positions.places)) <= set(range(-1, config.num_players + 1))
+
+
+def test_a_network_ships_for_each_table_of_the_benchmark_and_keeps_its_facts():
+    from baselines.inference import default_kind
+    from baselines.inference.network import shipped_weights_file
+    from baselines.learning.files import shipped_tables
+
+    tables = shipped_tables("beliefs", "safetensors")
+    expected = [dominoes_env.make_config(4, 9)] + [dominoes_env.make_config(n, 12, rules="mexican_train")
+                                                  for n in (2, 4, 6, 8)]
+    assert sorted(map(repr, tables)) == sorted(map(repr, expected))
+    for config in tables:
+        weights = load_weights(shipped_weights_file(config), config)
+        assert default_kind(config) == "network" and weights.info["held_out_log_p"] > weights.info[
+            "held_out_uniform_log_p"]
+        n, highest = config.num_players, config.highest_double
+        rules = {} if config.is_default else {"rules": "mexican_train"}
+        checked = 0
+        for env, seat, _, knowledge, beliefs in believing("network", n, highest, 1, **rules):
+            probabilities = beliefs.probabilities()
+            truth = true_places(env, seat, knowledge)
+            assert np.allclose(probabilities[knowledge.hidden].sum(axis=1), 1.0)
+            assert (probabilities[knowledge.hidden, np.where(truth == BONEYARD, n, truth)] > 0).all()
+            checked += 1
+            if checked == 40:
+                break
+        assert checked == 40

@@ -72,7 +72,12 @@ class UniformBeliefs:
 class NetworkBeliefs(UniformBeliefs):
     """The uniform marginals tilted by the tile-location network trained for the table
     (:mod:`baselines.inference.network`): what the hard facts leave, read the way self-play
-    positions taught it. `weights`: a :class:`BeliefWeights` or a file (None: the one shipped)."""
+    positions taught it. `weights`: a :class:`BeliefWeights` or a file (None: the one shipped).
+
+    The shipped networks learned from the first hand of a game (the engine N|N of a double-N set);
+    in a later hand (another engine) they have seen nothing alike, so there the beliefs are the
+    uniform kind's.
+    """
 
     kind = "network"
 
@@ -91,6 +96,8 @@ class NetworkBeliefs(UniformBeliefs):
         uniform = super().probabilities()
         knowledge = self.knowledge
         assert knowledge is not None
+        if self.tracker.layout.views(knowledge.observation)["hand_number"].argmax() != self.config.highest_double:
+            return uniform  # a later hand of a game: an engine the network never saw
         tilted = self.weights.beliefs(knowledge.observation[None], uniform[None])[0]
         if self.balance and knowledge.hidden.shape[0]:
             counts = np.append(knowledge.hand_sizes, knowledge.boneyard).astype(np.float64)
