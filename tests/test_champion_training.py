@@ -63,16 +63,16 @@ def test_the_train_command_writes_weights_a_log_and_a_curve_and_refuses_bad_opti
     out = tmp_path / "run"
     arguments = ["train", "champion", "--hands", "8", "--generation-hands", "4", "--parallel-hands", "4",
                  "--simulations", "8", "--worlds", "4", "--eval-hands", "4", "--workers", "1", "--no-progress",
-                 "--init-checkpoint", str(shipped_checkpoint(_tiny().game)), "--checkpoint-dir", str(out)]
+                 "--init", str(shipped_checkpoint(_tiny().game)), "--out", str(out)]
     assert main(arguments) == 0
     assert load_checkpoint(out / "champion.safetensors").info["champion"]["simulations"] == 8
     log = (out / "log.csv").read_text().splitlines()
     assert log[0].startswith("hands,kind") and any(",eval,td_lambda," in row for row in log)
     assert (out / "learning_curve.png").stat().st_size > 0
-    assert main(arguments[:-2] + ["--checkpoint-dir", str(out), "--hands", "12"]) == 0  # extends the run
+    assert main(arguments[:-2] + ["--out", str(out), "--hands", "12"]) == 0  # extends the run
     assert sum(",train," in row for row in (out / "log.csv").read_text().splitlines()) == 3
     capsys.readouterr()
-    assert main(["train", "champion", "--simulations", "0", "--checkpoint-dir", str(tmp_path / "x")]) == 2
+    assert main(["train", "champion", "--simulations", "0", "--out", str(tmp_path / "x")]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("dominoes train: error:") and "simulations" in error and "\n" not in error
 

@@ -158,9 +158,9 @@ def test_training_refuses_outputs_that_are_not_regular_files_before_it_trains(tm
     run.mkdir()
     os.mkfifo(run / "log.csv")
     arguments = ["train", "sarsa", "--players", "2", "--highest", "6", "--hands", "8", "--eval-every", "0",
-                 "--eval-hands", "2", "--no-progress", "--checkpoint-dir", str(run)]
+                 "--eval-hands", "2", "--no-progress", "--out", str(run)]
     assert dominoes(arguments) == 2
-    assert f"--checkpoint-dir {run}: log.csv in it is a FIFO (named pipe)" in capsys.readouterr().err
+    assert f"--out {run}: log.csv in it is a FIFO (named pipe)" in capsys.readouterr().err
     (run / "log.csv").unlink()
     (run / "linear_sarsa.json").symlink_to(tmp_path / "elsewhere.json")
     assert dominoes(arguments) == 2

@@ -329,7 +329,7 @@ def test_the_seed_defaults_and_every_option_reads_its_default_back():
 def test_the_train_command_writes_weights_log_and_curve(tmp_path):
     arguments = ["sarsa", "--players", "2", "--highest", "6", "--hands", "32", "--parallel-hands", "8",
                  "--eval-every", "16", "--eval-hands", "8", "--eval-opponents", "random", "--curriculum",
-                 "random+greedy:1,self:1", "--gamma", "1", "--checkpoint-dir", str(tmp_path), "--no-progress"]
+                 "random+greedy:1,self:1", "--gamma", "1", "--out", str(tmp_path), "--no-progress"]
     assert dominoes(["train", *arguments]) == 0
     for name in ("linear_sarsa.json", "latest.json", "log.csv", "learning_curve.png"):
         assert (tmp_path / name).stat().st_size > 0
@@ -346,12 +346,12 @@ def test_the_train_command_writes_weights_log_and_curve(tmp_path):
     assert float(last[header.index("own_pips")]) == round(result.policies[0].mean_pips, 3)
     assert float(last[header.index("win_rate")]) == round(result.policies[0].won, 4)
     # and training goes on from a weights file
-    assert dominoes(["train", *arguments[:-3], "--init-checkpoint", str(tmp_path / "linear_sarsa.json"),
-                     "--checkpoint-dir", str(tmp_path / "more"), "--no-progress"]) == 0
+    assert dominoes(["train", *arguments[:-3], "--init", str(tmp_path / "linear_sarsa.json"),
+                     "--out", str(tmp_path / "more"), "--no-progress"]) == 0
     # or from the weights of another table: the features mean the same at every size and rule
     other = [*arguments[:-3], "--players", "3", "--rules", "mexican_train"]
-    assert dominoes(["train", *other, "--init-checkpoint", str(tmp_path / "linear_sarsa.json"),
-                     "--checkpoint-dir", str(tmp_path / "other"), "--no-progress"]) == 0
+    assert dominoes(["train", *other, "--init", str(tmp_path / "linear_sarsa.json"),
+                     "--out", str(tmp_path / "other"), "--no-progress"]) == 0
     moved = linear_sarsa.load_weights(tmp_path / "other" / "linear_sarsa.json")
     assert moved.config.game == make_config(3, 6, rules="mexican_train")
     assert moved.info["initialized_from"] == str(tmp_path / "linear_sarsa.json")
@@ -360,11 +360,11 @@ def test_the_train_command_writes_weights_log_and_curve(tmp_path):
 @pytest.mark.parametrize("arguments", [
     ["--gamma", "2"], ["--gamma", "x"], ["--alpha", "0"], ["--alpha-floor", "1"], ["--alpha-half-life", "0"],
     ["--epsilon", "-0.1"], ["--hands", "1e30"], ["--players", "9"], ["--curriculum", "nosuch:1"],
-    ["--eval-opponents", "nobody"], ["--checkpoint-dir", "/etc/passwd"], ["--init-checkpoint", "missing.json"],
+    ["--eval-opponents", "nobody"], ["--out", "/etc/passwd"], ["--init", "missing.json"],
 ])
 def test_bad_command_lines_get_one_error_line(arguments, tmp_path, capsys):
-    if "--checkpoint-dir" not in arguments:
-        arguments += ["--checkpoint-dir", str(tmp_path / "run")]
+    if "--out" not in arguments:
+        arguments += ["--out", str(tmp_path / "run")]
     assert dominoes(["train", "sarsa", "--no-progress", *arguments]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dominoes train: error: ") and err.count("\n") == 1, err

@@ -234,7 +234,7 @@ def test_the_train_command_writes_checkpoint_log_and_curve(tmp_path):
     args = parser.parse_args(["td-lambda", "--players", "2", "--highest", "6", "--hands", "32", "--hidden", "8",
                               "--parallel-hands", "8", "--eval-every", "16", "--eval-hands", "8",
                               "--eval-opponents", "random", "--curriculum", "random+greedy:1,self:1",
-                              "--checkpoint-dir", str(tmp_path), "--no-progress"])
+                              "--out", str(tmp_path), "--no-progress"])
     assert train_command.run(args) == 0
     for name in ("td_lambda.safetensors", "latest.safetensors", "log.csv", "learning_curve.png"):
         assert (tmp_path / name).stat().st_size > 0
@@ -301,8 +301,8 @@ def test_every_public_name_resolves_and_the_training_ones_load_on_first_use():
 
 # --------------------------------------------------------------------------- the command line
 @pytest.mark.parametrize("arguments", [
-    ["--checkpoint-dir", "/etc/passwd"], ["--checkpoint-dir", "/proc/no/such/dir"],
-    ["--init-checkpoint", "missing.safetensors"], ["--init-checkpoint", "DAMAGED"], ["--init-checkpoint", "OTHER"],
+    ["--out", "/etc/passwd"], ["--out", "/proc/no/such/dir"],
+    ["--init", "missing.safetensors"], ["--init", "DAMAGED"], ["--init", "OTHER"],
 ])
 def test_bad_checkpoint_options_get_one_error_line(arguments, tmp_path, capsys):
     """Checked once the learner's run starts, after it has found torch (without torch the run stops there)."""
@@ -317,8 +317,18 @@ def test_bad_checkpoint_options_get_one_error_line(arguments, tmp_path, capsys):
 
 def test_an_unwritable_checkpoint_directory_is_refused(capsys):
     # /proc refuses new entries even to root (a chmod-ed directory would not stop root)
-    assert dominoes(["train", "td-lambda", "--checkpoint-dir", "/proc/td_lambda_run", "--no-progress"]) == 2
-    assert "--checkpoint-dir /proc/td_lambda_run: cannot be created" in capsys.readouterr().err
+    assert dominoes(["train", "td-lambda", "--out", "/proc/td_lambda_run", "--no-progress"]) == 2
+    assert "--out /proc/td_lambda_run: cannot be created" in capsys.readouterr().err
+
+
+def test_the_old_option_names_still_work_and_say_what_replaced_them(capsys):
+    """--checkpoint-dir and --init-checkpoint (the names before one vocabulary for every learner)."""
+    assert dominoes(["train", "td-lambda", "--checkpoint-dir", "/proc/td_lambda_run", "--init-checkpoint",
+                     "missing.safetensors", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "note: --checkpoint-dir is now --out (the old name still works)" in err
+    assert "note: --init-checkpoint is now --init (the old name still works)" in err
+    assert "error: --init: td_lambda checkpoint 'missing.safetensors' does not exist" in err  # the new name
 
 
 @pytest.mark.parametrize("rules", [{"boneyard": True}, {"boneyard": True, "cover_doubles": True},
@@ -337,7 +347,7 @@ def test_the_learner_trains_and_plays_under_table_rules(tmp_path, rules):
         make_policy("td_lambda", 2, 6, checkpoint=str(path))  # the rule book's game: another game
     assert dominoes(["train", "td-lambda", "--players", "2", "--highest", "6", "--hands", "8", "--hidden", "8",
                  "--parallel-hands", "4", "--eval-every", "0", "--eval-opponents", "", "--curriculum", "random:1",
-                 "--no-progress", "--checkpoint-dir", str(tmp_path / "cli"),
+                 "--no-progress", "--out", str(tmp_path / "cli"),
                  *(["--boneyard"] if rules.get("boneyard") else []),
                  *(["--cover-doubles"] if rules.get("cover_doubles") else []),
                  *(["--first-player", rules["first_player"]] if "first_player" in rules else [])]) == 0

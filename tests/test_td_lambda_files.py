@@ -50,8 +50,8 @@ def tiny_checkpoint(path: Path, config: td_lambda.TDLambdaConfig = TINY, seed: i
 
 def refused_in_one_line(arguments: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """``dominoes train td-lambda`` with `arguments` exits 2 with one error line and trains nothing; the line."""
-    if "--checkpoint-dir" not in arguments:
-        arguments = [*arguments, "--checkpoint-dir", str(tmp_path / "run")]
+    if "--out" not in arguments:
+        arguments = [*arguments, "--out", str(tmp_path / "run")]
     assert dominoes(["train", "td-lambda", "--no-progress", *arguments]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dominoes train: error: ") and err.count("\n") == 1, err
@@ -159,7 +159,7 @@ def test_line_features_hold_the_exact_best_chain_of_the_after_state():
 def test_the_train_command_refuses_unknown_opponents(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     train_command.add_arguments(parser)
-    args = parser.parse_args(["td-lambda", "--curriculum", "nobody:1", "--checkpoint-dir", str(tmp_path)])
+    args = parser.parse_args(["td-lambda", "--curriculum", "nobody:1", "--out", str(tmp_path)])
     assert train_command.run(args) == 2
     assert "unknown opponent(s) ['nobody']" in capsys.readouterr().err
 
@@ -176,7 +176,7 @@ def test_a_special_stage_is_refused_anywhere_but_as_a_whole_stage_before_anythin
     parser = argparse.ArgumentParser()
     train_command.add_arguments(parser)
     out = tmp_path / "run"
-    assert train_command.run(parser.parse_args([*arguments, "--hands", "16", "--checkpoint-dir", str(out)])) == 2
+    assert train_command.run(parser.parse_args([*arguments, "--hands", "16", "--out", str(out)])) == 2
     err = capsys.readouterr().err
     assert f"{misused} can only be a whole curriculum stage" in err and err.count("\n") == 1
     assert not out.exists()
@@ -428,7 +428,7 @@ def test_the_table_options_are_every_commands_own(capsys):
     ["--self-play-alpha", "-1"], ["--variant", "deep"],
 ])
 def test_bad_command_lines_get_one_error_line(arguments, tmp_path, capsys):
-    """Refused by the configuration's own checks, before the learner asks for torch (--checkpoint-dir and
-    --init-checkpoint are checked once the run starts: test_td_lambda.py)."""
+    """Refused by the configuration's own checks, before the learner asks for torch (--out and
+    --init are checked once the run starts: test_td_lambda.py)."""
     err = refused_in_one_line(arguments, tmp_path, capsys)
     assert "training needs torch" not in err, err

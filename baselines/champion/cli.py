@@ -2,7 +2,7 @@
 options are :class:`~baselines.champion.config.ChampionConfig`'s fields and the workers'
 (:mod:`baselines.command_line.learner`).
 
-    dominoes train champion --hands 4800 --checkpoint-dir runs/champion
+    dominoes train champion --hands 4800 --out runs/champion
 """
 
 from __future__ import annotations

@@ -182,12 +182,12 @@ def read_progress(out: Path, config: ChampionConfig) -> int:
         done, hands = int(progress["generations"]), int(progress["hands"])
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path} is not a champion run's progress file ({error}); use another "
-                         f"--checkpoint-dir") from None
+                         f"--out") from None
     if replace(earlier, hands=config.hands) != config:
         different = [name for name in ChampionConfig.__dataclass_fields__
                      if name != "hands" and getattr(earlier, name) != getattr(config, name)]
         raise ValueError(f"{out} holds a champion run of other settings ({', '.join(different)}); resume it with "
-                         f"the same options or use another --checkpoint-dir")
+                         f"the same options or use another --out")
     if hands > config.hands or (hands != done * config.generation_hands and hands != config.hands):
         raise ValueError(f"{out} holds a champion run of {hands} hands; --hands may only extend a run that ended on "
                          f"a whole generation ({config.generation_hands} hands)")

@@ -1,9 +1,9 @@
 """``dominoes train LEARNER``: train a learning policy from the command line.
 
-    dominoes train td-lambda --hands 200000 --checkpoint-dir runs/td
-    dominoes train sarsa --hands 40000 --checkpoint-dir runs/sarsa
-    dominoes train lookahead --hands 12000 --checkpoint-dir runs/lookahead
-    dominoes train champion --hands 4800 --checkpoint-dir runs/champion
+    dominoes train td-lambda --hands 200000 --out runs/td
+    dominoes train sarsa --hands 40000 --out runs/sarsa
+    dominoes train lookahead --hands 12000 --out runs/lookahead
+    dominoes train champion --hands 4800 --out runs/champion
     dominoes train ppo --steps 20000000 --out runs/ppo
     dominoes train beliefs --positions 1000000 --out runs/beliefs
 

@@ -36,9 +36,10 @@ def add_learner_arguments(parser: argparse.ArgumentParser, learner: Learner) -> 
     """
     options.add_table_options(parser)
     add_dataclass_options(parser, learner.config)
-    parser.add_argument("--checkpoint-dir", default=str(learner.checkpoint_dir),
+    options.add_renamed(parser, "--out", "--checkpoint-dir", dest="checkpoint_dir",
+                        default=str(learner.checkpoint_dir),
                         help="where the weights, log.csv and learning_curve.png go (default %(default)s)")
-    parser.add_argument("--init-checkpoint", default=None,
+    options.add_renamed(parser, "--init", "--init-checkpoint", dest="init_checkpoint", default=None, metavar="FILE",
                         help="start from these weights (td-lambda: trained for the same table and network "
                              "shape; the linear learners: any table)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -79,19 +80,19 @@ def require_torch() -> None:
 
 
 def initial_weights(args: argparse.Namespace, load: Callable[[str], Any]) -> Any:
-    """The weights of ``--init-checkpoint`` (None without it); a bad file names the option."""
+    """The weights of ``--init`` (None without it); a bad file names the option."""
     if args.init_checkpoint is None:
         return None
     try:
         return load(args.init_checkpoint)
     except ValueError as error:
-        raise ValueError(f"--init-checkpoint: {error}") from None
+        raise ValueError(f"--init: {error}") from None
 
 
 def refuse_other_shape(initial: Any, architecture_matches: bool) -> None:
-    """``--init-checkpoint`` holds a td_lambda network of another shape: say which options fit it."""
+    """``--init`` holds a td_lambda network of another shape: say which options fit it."""
     if initial is not None and not architecture_matches:
-        raise ValueError(f"--init-checkpoint holds a {initial.config.variant} network of hidden sizes "
+        raise ValueError(f"--init holds a {initial.config.variant} network of hidden sizes "
                          f"{initial.config.hidden_sizes}; pass --variant {initial.config.variant} "
                          f"--hidden {','.join(map(str, initial.config.hidden_sizes))}")
 
@@ -101,7 +102,7 @@ def train_linear(config: Any, args: argparse.Namespace, recorder: RunRecorder, k
     """A linear learner: a JSON weights file of `kind` (numpy only). ``learn(config, log, initial)``
     trains from `initial` (weights of `kind`, or None) and returns the trained weights.
 
-    ``--init-checkpoint`` may hold weights trained for another table: the linear features are
+    ``--init`` may hold weights trained for another table: the linear features are
     scaled by the table, so each weight means the same at every size and with every rule (at 6
     players the weights learned at 4 start far better than zeros; docs/learned_players.md)."""
     from baselines.learning.linear_weights import load_linear_weights, save_linear_weights

@@ -8,6 +8,8 @@ integer from 2 to 8, got 9`` whatever the subcommand.
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from dominoes_env.core import validation
 from dominoes_env.core.config import (
@@ -38,6 +40,27 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(rule.option, action="store_true", default=None, help=f"table rule: {rule.help}")
         else:
             parser.add_argument(rule.option, choices=rule.values, default=None, help=f"table rule: {rule.help}")
+
+
+class _Renamed(argparse.Action):
+    """An option's old name: it still works, and says once on stderr what replaced it."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"note: {option_string} is now {self.new} (the old name still works)", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed(parser: argparse.ArgumentParser, new: str, old: str, **kwargs: Any) -> None:
+    """Option `new`, and `old` (hidden from --help) as an alias that says it was renamed: one
+    vocabulary across the learners (``--out``, ``--init``) without breaking a recorded command."""
+    parser.add_argument(new, **kwargs)
+    hidden = {key: value for key, value in kwargs.items() if key in ("dest", "type", "metavar")}
+    parser.add_argument(old, action=_Renamed, new=new, help=argparse.SUPPRESS, **hidden)
 
 
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:

@@ -90,7 +90,7 @@ class RunRecorder:
         Raises:
             ValueError: the directory cannot be created or written to.
         """
-        files.check_output_directory("--checkpoint-dir", self.out,
+        files.check_output_directory("--out", self.out,
                                      (LOG_NAME, CURVE_NAME, latest_name, self.learner.weights_name))
         self.save_latest, self.latest_name = save_latest, latest_name
         self.begun = time.perf_counter()

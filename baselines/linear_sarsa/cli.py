@@ -2,7 +2,7 @@
 :class:`~baselines.linear_sarsa.config.LinearSarsaConfig`'s fields
 (:mod:`baselines.command_line.learner`).
 
-    dominoes train sarsa --hands 40000 --checkpoint-dir runs/sarsa
+    dominoes train sarsa --hands 40000 --out runs/sarsa
 """
 
 from __future__ import annotations

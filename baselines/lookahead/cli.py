@@ -2,7 +2,7 @@
 the options are :class:`~baselines.lookahead.config.LookaheadConfig`'s fields
 (:mod:`baselines.command_line.learner`).
 
-    dominoes train lookahead --hands 12000 --checkpoint-dir runs/lookahead
+    dominoes train lookahead --hands 12000 --out runs/lookahead
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 :class:`~baselines.td_lambda.config.TDLambdaConfig`'s fields
 (:mod:`baselines.command_line.learner`).
 
-    dominoes train td-lambda --hands 200000 --checkpoint-dir runs/td
+    dominoes train td-lambda --hands 200000 --out runs/td
 """
 
 from __future__ import annotations
