@@ -1,6 +1,6 @@
 """The ``dominoes`` command: one entry point, its command table (:data:`SUBCOMMANDS`) and the
-general subcommands, one per module of this package; ``dominoes league``, ``bench`` and ``serve``
-live with their packages (:mod:`baselines.league.cli`), a learner's ``dominoes train NAME`` in
+general subcommands, one per module of this package; ``dominoes league``, ``bench``, ``dataset`` and
+``serve`` live with their packages (:mod:`baselines.league.cli`), a learner's ``dominoes train NAME`` in
 its own package's ``cli.py``.
 
 The pieces every command shares live below, in :mod:`baselines.command_line`:
@@ -29,6 +29,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("baselines.benchmark.cli", "rate one agent on the fixed dominoes-bench suite (a scorecard with an "
                                          "anchored rating)"),
     "league": ("baselines.league.cli", "run a league of policies and rate them (ELO, OpenSkill)"),
+    "dataset": ("baselines.datasets.cli", "write an offline dataset of a player's games in Farama Minari's format "
+                                          "(the minari extra)"),
     "play": ("baselines.cli.play", "play a game in the terminal against the shipped players"),
     "serve": ("baselines.web.cli", "play against the shipped players and watch recorded games in a browser "
                                    "(the web extra)"),
