@@ -70,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-data", default=None, metavar="FILE.npz", help="also keep the positions played")
     parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
                         help="torch's threads (default 1: fastest on a busy 2-core machine)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar while playing")
     parser.add_argument("--out", default="runs/beliefs", help="where the weights, log.csv and learning_curve.png go "
                                                               "(default %(default)s)")
 
@@ -107,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
         if data.places.shape[1] != config.num_tiles:
             raise ValueError(f"--data {args.data!r} holds positions of another table than {describe_table(config)}")
     else:
+        from tqdm import tqdm
+
         print(f"playing {positions:,} positions of {describe_table(config)} ({args.player} in every seat)...")
-        data = self_play_positions(config, positions, seed, args.player, keep)
+        with tqdm(total=positions, unit=" positions", disable=args.no_progress) as bar:
+            data = self_play_positions(config, positions, seed, args.player, keep, bar.update)
         if args.save_data:
             data.save(args.save_data)
     played = time.perf_counter() - started

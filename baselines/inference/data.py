@@ -9,6 +9,7 @@ so the engine makes as many as a run wants, at a few thousand a second on one co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,11 +64,12 @@ class Positions:
 
 
 def self_play_positions(config: GameConfig, positions: int, seed: int, player: str = "td_lambda",
-                        keep: float = 1.0) -> Positions:
+                        keep: float = 1.0, progress: Callable[[int], None] | None = None) -> Positions:
     """At least `positions` labelled positions (to the end of a hand, so a few more), from hands dealt
     with seeds `seed`, `seed` + 1, ..., `player` (a policy spec) in every seat. Each decision is kept
     with probability `keep` (drawn from `seed`): the positions of one hand are much alike, so fewer
-    of each hand from more hands teach more for the same memory."""
+    of each hand from more hands teach more for the same memory. `progress(k)` is told the
+    positions each hand added."""
     keeping = np.random.default_rng(seed)
     spec = specs.parse(player)[0]
     n, t = config.num_players, config.num_tiles
@@ -80,6 +82,7 @@ def self_play_positions(config: GameConfig, positions: int, seed: int, player: s
     env = dominoes_env.raw_env(config)
     count, hand = 0, 0
     while count < positions:
+        before = count
         env.reset(seed=seed + hand)
         players = [registry.build(spec, config, seed=(seed + hand) * 16 + seat) for seat in range(n)]
         trackers = [KnowledgeTracker(config) for _ in range(n)]
@@ -107,4 +110,6 @@ def self_play_positions(config: GameConfig, positions: int, seed: int, player: s
             count += 1
             env.step(action)
         hand += 1
+        if progress is not None:
+            progress(count - before)
     return Positions(observations[:count], marginals[:count], places[:count], hands[:count])
