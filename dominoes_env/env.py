@@ -102,6 +102,14 @@ class DominoesEnv(AECEnv):
     left by seat), ``game_scores`` (totals so far) and ``went_out`` (the seat that played
     its last tile, None if the hand was blocked), until the next hand ends.
 
+    ``public_moves=True`` (off by default) adds what a person at the table sees: after every
+    step each agent's ``infos`` hold ``public_moves``, the hand's moves so far in order, as
+    ``(seat, action)`` pairs with the seat counted from that agent (0 = itself, 1 = the next
+    seat) and the action in the mover's own encoding (:func:`dominoes_env.core.actions.decode`
+    with the mover's frame): which tile went on which line, every pass and every draw (not the
+    tile drawn). A hand begun from ``options={"position": ...}`` lists the moves from there; a
+    finished hand's list stays until the next hand's first move.
+
     Version history (the environment's name is ``dominoes_v1``; any change to what an
     agent observes, its actions, rewards or the game's dynamics bumps the version):
 
@@ -116,7 +124,8 @@ class DominoesEnv(AECEnv):
       says ``penalty`` and ``reason``. Everything else as in v0. PettingZoo id
       ``dominoes/dominoes-v1``. New in the same version: the table-rule options
       ``boneyard``, ``cover_doubles`` and ``first_player``; with none of them set the game,
-      its observations and its actions are exactly v0's.
+      its observations and its actions are exactly v0's. Later, in the same version: the
+      ``public_moves`` option (off by default: nothing an agent receives changes without it).
     """
 
     metadata: dict[str, Any] = {"name": "dominoes_v1", "render_modes": RENDER_MODES, "is_parallelizable": False,
@@ -126,8 +135,14 @@ class DominoesEnv(AECEnv):
 
     def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, num_hands: int = 1,
                  render_mode: str | None = None, *, reward: str = "score", illegal_action: str = "raise",
-                 render_hands: HandsShown = "mover", **table_rules: Unpack[TableRuleOptions]) -> None:
+                 render_hands: HandsShown = "mover", public_moves: bool = False,
+                 **table_rules: Unpack[TableRuleOptions]) -> None:
         super().__init__()
+        if not isinstance(public_moves, bool):
+            raise ValueError(f"public_moves must be True or False, got {public_moves!r}")
+        self.public_moves = public_moves
+        self._moves: list[tuple[int, int]] = []  # (absolute seat, action) of the hand being played
+        self._moves_hand = -1
         self.config = table_of(num_players, highest_double, table_rules)
         self.num_hands = validation.integer("num_hands", num_hands, 1, MAX_HANDS_PER_GAME)
         self.reward_mode = validation.choice("reward", reward, REWARD_MODES)
@@ -186,6 +201,7 @@ class DominoesEnv(AECEnv):
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.hand_ended = None
         self._rewards_pending = False
+        self._moves, self._moves_hand = [], self.game.hand_index
         self._after_move()
         if self.render_mode == "human":
             self.render()
@@ -222,6 +238,8 @@ class DominoesEnv(AECEnv):
             self._penalize(agent, action)
             return
         game = self._game
+        if self.public_moves:
+            self._record_move(self._seat[agent], int(action))
         self.hand_ended = finished = game.apply(int(action), checked=True)
         if finished is not None or self._rewards_pending:
             # Only steps that end a hand pay anything; the others skip the bookkeeping.
@@ -273,6 +291,16 @@ class DominoesEnv(AECEnv):
         hand = self._game.hand
         self.agent_selection = self.possible_agents[hand.current_player]
         hand.legal_mask(out=self._mask)  # validates the next action and backs observe()
+        if self.public_moves:
+            n = self.config.num_players
+            for seat, agent in enumerate(self.possible_agents):
+                self.infos[agent]["public_moves"] = tuple(((mover - seat) % n, action) for mover, action in self._moves)
+
+    def _record_move(self, seat: int, action: int) -> None:
+        """Add a move to the public history of its hand (a new hand starts a new history)."""
+        if self._game.hand_index != self._moves_hand:
+            self._moves, self._moves_hand = [], self._game.hand_index
+        self._moves.append((seat, action))
 
     # ------------------------------------------------------------------ display
     def render(self) -> str | np.ndarray | None:
