@@ -22,7 +22,8 @@ from baselines.inference.network import (
     save_weights,
     tilted,
 )
-from baselines.inference.sampling import WorldSampler, believed_deals, effective_share
+from baselines.inference.sampling import WorldSampler, believed_deals, importance_weights
+from baselines.lookahead.policy import LookaheadPolicy
 from dominoes_env.core.hidden import BONEYARD, deal_marginals, sample_deals, sampled_positions
 from dominoes_env.core.observation import Observer, observation_layout
 
@@ -167,7 +168,6 @@ def test_worlds_drawn_from_beliefs_never_contradict_a_fact():
         deals = believed_deals(knowledge, beliefs.probabilities(), rng, 16)
         assert deals.shape == (16, knowledge.hidden.shape[0])
         assert all(knowledge.agrees(deal) for deal in deals)
-        assert 0 < effective_share(knowledge, beliefs.probabilities(), rng) <= 1
         drawn += 1
     assert drawn > 10
 
@@ -181,6 +181,78 @@ def test_the_uniform_kind_draws_the_exact_samplers_own_worlds():
         assert np.array_equal(sampler.deals(knowledge, ours, 12), sample_deals(knowledge, exact, 12))
     with pytest.raises(ValueError, match="sharpness"):
         WorldSampler(dominoes_env.make_config(4, 9), "uniform", sharpness=2.0)
+
+
+def test_the_uniform_marginals_are_counted_once_a_decision_and_the_draws_do_not_change(monkeypatch):
+    """The beliefs keep the uniform marginals of their latest knowledge and the sampler's weights take
+    them from there: one count a decision, and the worlds drawn random number for random number as
+    when the weights counted their own."""
+    import baselines.inference.beliefs as beliefs_module
+    import baselines.inference.sampling as sampling_module
+
+    config = dominoes_env.make_config(4, 9)
+    sampler = WorldSampler(config, network_kind(random_weights(config, scale=1.0)))
+    counted = []
+    counting = beliefs_module.deal_marginals
+
+    def count(knowledge):
+        counted.append(knowledge)
+        return counting(knowledge)
+
+    monkeypatch.setattr(beliefs_module, "deal_marginals", count)
+    monkeypatch.setattr(sampling_module, "deal_marginals", count)
+    decided = 0
+    for _, _, observation, knowledge in decisions(4, 9, 1, policy="random"):
+        if knowledge.hidden.shape[0] == 0:
+            continue
+        sampler.observe(observation["observation"], knowledge)
+        before = len(counted)
+        ours, theirs = np.random.default_rng(decided), np.random.default_rng(decided)
+        drawn = sampler.deals(knowledge, ours, 12)
+        assert len(counted) == before + 1  # the probabilities' count, which the weights reuse
+        shared = sampler.beliefs.uniform_marginals()
+        assert not shared.flags.writeable and np.array_equal(shared, counting(knowledge))
+        expected = believed_deals(knowledge, sampler.beliefs.probabilities(), theirs, 12)  # counts its own
+        assert np.array_equal(drawn, expected)
+        decided += 1
+    assert decided > 10
+    pool = sample_deals(knowledge, np.random.default_rng(0), 8)
+    with pytest.raises(ValueError, match="marginals must be the uniform marginals"):
+        importance_weights(knowledge, sampler.beliefs.probabilities(), pool, marginals=np.ones((1, 5)))
+
+
+def test_the_beliefs_take_the_players_own_tracker_and_believe_the_same():
+    """``observe_knowledge`` lets the player's tracker serve the beliefs too: the same probabilities
+    as beliefs that track the hand themselves; a searching player hands over its own knowledge."""
+    config = dominoes_env.make_config(4, 9)
+    weights = random_weights(config)
+    tracking, told = NetworkBeliefs(config, weights), NetworkBeliefs(config, weights)
+    compared, hand = 0, None
+    for env, seat, observation, knowledge in decisions(4, 9, 1, policy="random"):
+        if seat != 0:
+            continue
+        if env.game.hand_index != hand:  # the tracker of decisions() forgets at each hand: so do both
+            tracking.reset()
+            told.reset()
+            hand = env.game.hand_index
+        tracking.observe(observation["observation"])
+        told.observe_knowledge(knowledge)
+        assert told.knowledge is knowledge
+        assert np.array_equal(tracking.probabilities(), told.probabilities())
+        compared += 1
+    assert compared > 10
+    with pytest.raises(ValueError, match="knowledge must be a HandKnowledge"):
+        told.observe_knowledge(observation["observation"])
+    with pytest.raises(ValueError, match="the knowledge is of 4 players"):
+        NetworkBeliefs(dominoes_env.make_config(3, 9), random_weights(dominoes_env.make_config(3, 9))) \
+            .observe_knowledge(knowledge)
+    champion = ChampionPolicy(config, seed=0, simulations=4, worlds=2, inference=network_kind(weights))
+    lookahead = LookaheadPolicy(config, seed=0, samples=2, inference=network_kind(weights))
+    for player in (champion, lookahead):
+        player.sampler.beliefs.tracker.observe = lambda _: pytest.fail("the beliefs tracked the hand a second time")
+        player.act(observation["observation"], observation["action_mask"])
+        assert player.sampler.beliefs.knowledge is not None
+    assert champion.sampler.beliefs.knowledge is champion.observe(observation["observation"])
 
 
 def test_the_champion_takes_inference_and_the_uniform_kind_is_todays_player():

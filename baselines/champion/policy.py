@@ -140,8 +140,9 @@ class ChampionPolicy(Policy):
         at every turn). The same observation again is not new: its knowledge is reused."""
         key = np.asarray(observation).tobytes()
         if self._last_seen is None or self._last_seen[0] != key:
-            self._last_seen = (key, self.tracker.observe(observation))
-            self.sampler.observe(observation)
+            knowledge = self.tracker.observe(observation)
+            self._last_seen = (key, knowledge)
+            self.sampler.observe(observation, knowledge)  # the beliefs take this tracker's knowledge: one tracker
         return self._last_seen[1]
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

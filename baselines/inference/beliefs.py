@@ -30,6 +30,11 @@ class Beliefs(Protocol):
     and the boneyard last. Each hidden tile's row sums to 1 and gives 0 to every place the
     hard facts rule out (a seat's size of 0, a value its pass proved it lacks, the boneyard
     at a table without one); the rows of tiles the player can see are 0.
+
+    The project's kinds (:class:`UniformBeliefs` and its subclasses) also take
+    ``observe_knowledge(knowledge)``: what a tracker the caller already keeps made of the
+    observation, so that a searching player tracks the hand once, not twice. It is not part of
+    this protocol: a user's own kind needs only the three methods below.
     """
 
     def reset(self) -> None:
@@ -52,21 +57,56 @@ class UniformBeliefs:
         self.config = config
         self.tracker = KnowledgeTracker(config)
         self.knowledge: HandKnowledge | None = None
+        self._marginals: tuple[HandKnowledge, np.ndarray] | None = None  # the latest knowledge's, once computed
 
     def reset(self) -> None:
         self.tracker.reset()
         self.knowledge = None
+        self._marginals = None
 
     def observe(self, observation: np.ndarray) -> None:
-        self.knowledge = self.tracker.observe(observation)
+        self.observe_knowledge(self.tracker.observe(observation))
+
+    def observe_knowledge(self, knowledge: HandKnowledge) -> None:
+        """Take what the player knows at its decision, as a tracker the caller keeps made it of the
+        observation (a searching player's own :class:`KnowledgeTracker`): one tracker then serves
+        both, where :meth:`observe` would read every observation a second time into this one's.
+        Feed a hand through one of the two, not both: this one's tracker sees only :meth:`observe`.
+
+        Raises:
+            ValueError: not a HandKnowledge, or one of another table.
+        """
+        if not isinstance(knowledge, HandKnowledge):
+            raise ValueError(f"knowledge must be a HandKnowledge (KnowledgeTracker.observe), got "
+                             f"{validation.shown(knowledge)}")
+        if knowledge.config != self.config:
+            raise ValueError(f"the knowledge is of {describe_table(knowledge.config)}, these beliefs of "
+                             f"{describe_table(self.config)}")
+        self.knowledge = knowledge
+
+    def uniform_marginals(self) -> np.ndarray:
+        """(hidden tiles, places) the uniform marginals of the latest knowledge, read-only: computed
+        once per observation however often they are asked, since the probabilities and the importance
+        weights of the worlds drawn from them (:mod:`baselines.inference.sampling`) both need them,
+        and counting the deals twice would do the same work again."""
+        knowledge = self._latest()
+        if self._marginals is None or self._marginals[0] is not knowledge:
+            marginals = deal_marginals(knowledge)
+            marginals.flags.writeable = False  # shared: a caller that changed it would change every other's
+            self._marginals = (knowledge, marginals)
+        return self._marginals[1]
 
     def probabilities(self) -> np.ndarray:
+        knowledge = self._latest()
+        beliefs = np.zeros((self.config.num_tiles, self.config.num_players + 1), dtype=np.float64)
+        beliefs[knowledge.hidden] = self.uniform_marginals()
+        return beliefs
+
+    def _latest(self) -> HandKnowledge:
+        """The latest knowledge; before any, a ValueError that says what to call first."""
         if self.knowledge is None:
             raise ValueError("no observation yet: call observe(observation) at the player's decision first")
-        knowledge = self.knowledge
-        beliefs = np.zeros((self.config.num_tiles, self.config.num_players + 1), dtype=np.float64)
-        beliefs[knowledge.hidden] = deal_marginals(knowledge)
-        return beliefs
+        return self.knowledge
 
 
 class NetworkBeliefs(UniformBeliefs):

@@ -13,8 +13,6 @@ score against the uniform kind's, ten times an epoch) and ``learning_curve.png``
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import shlex
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ from baselines.inference.data import MAX_POSITIONS, Positions, self_play_positio
 from baselines.inference.network import MAX_LAYERS, MAX_WIDTH, SHIPPED_NAME, save_weights
 from baselines.inference.train import TrainingSettings, train
 from baselines.learning.files import table_tag
+from baselines.learning.recorder import CURVE_NAME, LOG_NAME, RunLog, pyplot, save_curve
 from baselines.policies import registry, specs
 from dominoes_env import files
 from dominoes_env.core import validation
@@ -34,6 +33,9 @@ from dominoes_env.core.config import describe_table, table_arguments
 #: One line for ``dominoes train --help``.
 HELP = "the beliefs' tile-location network, supervised on self-play deals (needs torch)"
 DEFAULTS = TrainingSettings()
+#: ``log.csv``'s columns: the held-out score against the uniform kind's, ten times an epoch.
+LOG_COLUMNS = ("epoch", "positions", "train_log_p", "held_out_log_p", "held_out_uniform_log_p", "best_held_out_log_p",
+               "seconds")
 
 
 def _widths(text: str) -> tuple[int, ...]:
@@ -95,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
     registry.refuse_seeing_every_hand(spec, "dominoes train beliefs")
     registry.check(spec, config)
     require_torch()
-    out = files.check_output_directory("--out", args.out,
-                                       ("log.csv", "learning_curve.png", f"{SHIPPED_NAME}_{tag}.safetensors"))
+    out = files.check_output_directory("--out", args.out, (LOG_NAME, CURVE_NAME, f"{SHIPPED_NAME}_{tag}.safetensors"))
     if args.save_data is not None:
         files.check_output_file("--save-data", args.save_data)
     import torch
@@ -117,9 +118,12 @@ def run(args: argparse.Namespace) -> int:
             data.save(args.save_data)
     played = time.perf_counter() - started
     rows: list[dict[str, Any]] = []
+    run_log = RunLog(out / LOG_NAME, LOG_COLUMNS)
+    run_log.start()
 
     def log(row: dict[str, Any]) -> None:
         rows.append(row)
+        run_log.append({key: round(value, 5) if isinstance(value, float) else value for key, value in row.items()})
         print(f"epoch {row['epoch']:.2f}: held-out log p {row['held_out_log_p']:.4f} "
               f"(uniform {row['held_out_uniform_log_p']:.4f}), {row['seconds']:.0f} s", flush=True)
 
@@ -135,28 +139,13 @@ def run(args: argparse.Namespace) -> int:
             "held_out_uniform_log_p": round(rows[-1]["held_out_uniform_log_p"], 5)}
     weights = type(weights)(weights.config, weights.hidden, weights.layers, info)
     path = save_weights(out / f"{SHIPPED_NAME}_{tag}.safetensors", weights)
-    _write_log(rows, out / "log.csv")
-    _plot(rows, out / "learning_curve.png", describe_table(config))
+    _plot(rows, out / CURVE_NAME, describe_table(config))
     print(f"wrote {path}, log.csv and learning_curve.png in {out}")
     return 0
 
 
-def _write_log(rows: list[dict[str, Any]], path: Path) -> None:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: round(value, 5) if isinstance(value, float) else value for key, value in row.items()})
-    files.write_atomically(path, buffer.getvalue().encode())
-
-
 def _plot(rows: list[dict[str, Any]], path: Path, table: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(6, 3.8))
+    figure, axis = pyplot().subplots(figsize=(6, 3.8))
     epochs = [row["epoch"] for row in rows]
     axis.plot(epochs, [row["held_out_log_p"] for row in rows], marker=".", label="network (held-out hands)")
     axis.plot(epochs, [row["train_log_p"] for row in rows], marker=".", alpha=0.6, label="network (training batches)")
@@ -166,7 +155,4 @@ def _plot(rows: list[dict[str, Any]], path: Path, table: str) -> None:
     axis.set_title(f"beliefs network, {table}")
     axis.legend(fontsize=8)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90)
-    files.write_atomically(path, buffer.getvalue())
-    plt.close(figure)
+    save_curve(figure, path, dpi=90)

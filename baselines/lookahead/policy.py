@@ -118,7 +118,7 @@ class LookaheadPolicy(Policy):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         knowledge = self.tracker.observe(observation)  # every observation, forced moves too
-        self.sampler.observe(observation)
+        self.sampler.observe(observation, knowledge)  # the beliefs take this tracker's knowledge: one tracker
         legal = np.flatnonzero(action_mask)
         if legal.shape[0] == 1:
             return int(legal[0])
