@@ -16,7 +16,7 @@ from test_ppo import SMALL  # noqa: E402
 import dominoes_env  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
-from baselines.ppo.run import LOG_NAME, TIMING_COLUMNS, initial_weights, train_run  # noqa: E402
+from baselines.ppo.run import LOG_COLUMNS, LOG_NAME, TIMING_COLUMNS, initial_weights, open_log, train_run  # noqa: E402
 from baselines.ppo.trainer import Trainer, ppo_losses, seat_advantages, seat_rotation  # noqa: E402
 
 
@@ -183,6 +183,24 @@ def test_a_killed_run_resumes_where_its_last_segment_ended_and_repeats_the_rest(
     assert len([row for row in log_rows(tmp_path / "whole") if row["kind"] == "eval"]) == 2
     first, second = load_weights(whole), load_weights(resumed)
     assert all(np.array_equal(first.weights[name], second.weights[name]) for name in first.weights)
+
+
+def test_a_resumed_log_keeps_the_rows_up_to_the_resume_point_as_they_were_and_its_wall_time(tmp_path):
+    """open_log: the rows after the resume point go (the run writes them again), the others stay in
+    their own text (5 significant digits, not as the numbers would print again); a fresh run starts afresh."""
+    def line(steps, kind, elapsed, rate="1.2346e+05"):
+        return ",".join(({"steps": str(steps), "kind": kind, "opponent": "self", "steps_per_second": rate,
+                          "margin": "" if kind == "train" else "-0.25", "elapsed_s": elapsed}).get(column, "")
+                        for column in LOG_COLUMNS)
+
+    earlier = [",".join(LOG_COLUMNS), line(128, "train", "3.0"), line(256, "train", "7.5"),
+               line(256, "eval", "9.0", ""), line(384, "train", "12.0")]
+    (tmp_path / LOG_NAME).write_text("\r\n".join(earlier) + "\r\n")
+    log = open_log(tmp_path, 256)
+    assert (tmp_path / LOG_NAME).read_text().splitlines() == earlier[:4]
+    assert [(row["steps"], row["kind"]) for row in log.rows] == [(128, "train"), (256, "train"), (256, "eval")]
+    assert 9.0 <= log.elapsed() < 9.0 + 60
+    assert open_log(tmp_path, 0).rows == [] and (tmp_path / LOG_NAME).read_text().splitlines() == earlier[:1]
 
 
 def test_a_resume_file_of_another_configuration_is_refused(tmp_path):

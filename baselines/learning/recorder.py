@@ -1,7 +1,13 @@
-"""What a ``dominoes train`` run of a learner on the shared loop writes: the progress bar, ``log.csv``
-(one row per learning chunk and per evaluation), the latest weights after every round of
-evaluations, and ``learning_curve.png`` (own mean pips per hand against the opponents' over
-training), all in its checkpoint directory.
+"""What a ``dominoes train`` run writes, and the one home of every learner's ``log.csv`` and
+``learning_curve.png``.
+
+A learner on the shared loop writes, through a :class:`RunRecorder`: the progress bar,
+``log.csv`` (one row per learning chunk and per evaluation), the latest weights after every
+round of evaluations, and ``learning_curve.png`` (own mean pips per hand against the opponents'
+over training), all in its checkpoint directory. PPO's run (:mod:`baselines.ppo.run`) keeps its
+own columns, resume state and curve (margins against steps and wall time), and writes them with
+the same pieces: :class:`RunLog` (rows on disk as they come, the rows a resumed run keeps
+written back whole, the wall time across sessions) and :func:`save_curve`.
 
 An evaluation row is the shared harness's (:func:`baselines.harness.evaluate.evaluate`):
 ``win_rate`` is its ``won``, the share of hands won as :mod:`baselines.harness.outcomes` defines
@@ -15,7 +21,7 @@ import argparse
 import csv
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,46 +72,39 @@ class RunRecorder:
 
     A learner's train function calls :meth:`start` (how to save the latest weights) once its
     own checks have passed, so that nothing is written for a run that is refused, then
-    :meth:`run` with its training call.
+    :meth:`run` with its training call. The log itself is a :class:`RunLog`, as PPO's is.
     """
 
     def __init__(self, out: Path, learner: Learner, config: LearnerConfig, progress: bool) -> None:
         self.out, self.learner, self.config, self.progress = out, learner, config, progress
-        self.begun = time.perf_counter()
-        self.rows: list[dict[str, Any]] = []
+        self.run_log = RunLog(out / LOG_NAME, learner.log_columns)
         self.save_latest: Callable[[Path, Any, dict[str, Any]], Any] | None = None
         self.latest_name = ""
         self.latest_saved_at = -1  # hands trained when the latest model was written
-        self.file: Any = None
-        self.writer: Any = None
         self.bar: Any = None
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The log's rows so far, the earlier sessions' included (numbers as numbers)."""
+        return self.run_log.rows
 
     def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str,
               resume: bool = False) -> None:
-        """Create the directory and open the log (and the progress bar): the run's checks have passed
+        """Create the directory and begin the log (and the progress bar): the run's checks have passed
         and it is about to train. `save_latest(path, model, info)` writes the model an evaluation
         reports as ``latest_name``. `resume`: the run goes on from the directory's earlier rows
-        (they are read back, and new rows are appended).
+        (every one is kept, and new rows follow them; the wall time goes on from theirs).
 
         Raises:
-            ValueError: the directory cannot be created or written to.
+            ValueError: the directory cannot be created or written to, or its log cannot be read back.
         """
         files.check_output_directory("--out", self.out,
                                      (LOG_NAME, CURVE_NAME, latest_name, self.learner.weights_name))
         self.save_latest, self.latest_name = save_latest, latest_name
-        self.begun = time.perf_counter()
-        log_path = self.out / LOG_NAME
-        if resume and log_path.is_file():
-            with open(log_path, newline="") as earlier:
-                self.rows = [_read_row(row) for row in csv.DictReader(earlier)]
-        # open for the whole run: close() closes it
-        self.file = io.TextIOWrapper(files.open_for_writing(log_path, append=bool(self.rows)), newline="")
-        self.writer = csv.DictWriter(self.file, fieldnames=self.learner.log_columns)
-        if not self.rows:
-            self.writer.writeheader()
+        self.run_log.start(keep=(lambda row: True) if resume else None)
         if self.progress:
             from tqdm import tqdm
-            done = max((row["hands"] for row in self.rows), default=0)
+            done = max((row["hands"] for row in self.rows if isinstance(row["hands"], int)), default=0)
             self.bar = tqdm(total=self.config.hands, initial=done, unit="hand", smoothing=0.05)
 
     def log(self) -> TrainingLog:
@@ -122,7 +121,8 @@ class RunRecorder:
             self.close()
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.begun
+        """Seconds of training, across the sessions of a resumed run (what ``elapsed_s`` says)."""
+        return self.run_log.elapsed()
 
     def info(self) -> dict[str, Any]:
         return {"hands_trained": self.config.hands, "seconds": round(self.elapsed(), 1)}
@@ -131,24 +131,16 @@ class RunRecorder:
         if self.bar is not None:
             self.bar.update(1)
 
-    def _write(self, row: dict[str, Any]) -> None:
-        columns = self.learner.log_columns
-        row = {**{column: "" for column in columns}, **{k: v for k, v in row.items() if k in columns},
-               "elapsed_s": round(self.elapsed(), 1)}
-        self.rows.append(row)
-        self.writer.writerow(row)
-        self.file.flush()
-
     def on_progress(self, stats: dict[str, Any]) -> None:
         numbers = {key: _rounded(key, value) for key, value in stats.items() if key not in ("hands", "stage")}
-        self._write({"hands": stats["hands"], "kind": "train", "opponent": stats["stage"], **numbers})
+        self.run_log.append({"hands": stats["hands"], "kind": "train", "opponent": stats["stage"], **numbers})
 
     def on_evaluation(self, hands: int, opponent: str, result: EvaluationResult, model: Any) -> None:
         """One evaluation by the shared harness: the learner was listed first, the opponents' copies second."""
         learner, opponents = result.policies[0], result.policies[1]
-        self._write({"hands": hands, "kind": "eval", "opponent": opponent,
-                     "own_pips": round(learner.mean_pips, 3), "opponent_pips": round(opponents.mean_pips, 3),
-                     "win_rate": round(learner.won, 4)})
+        self.run_log.append({"hands": hands, "kind": "eval", "opponent": opponent,
+                             "own_pips": round(learner.mean_pips, 3), "opponent_pips": round(opponents.mean_pips, 3),
+                             "win_rate": round(learner.won, 4)})
         message = (f"[{hands} hands] vs {opponent}: own {learner.mean_pips:.2f} pips/hand, "
                    f"opponents {opponents.mean_pips:.2f}, won {100 * learner.won:.1f}%")
         (self.bar.write if self.bar is not None else print)(message)
@@ -164,9 +156,87 @@ class RunRecorder:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-        if self.file is not None:
-            self.file.close()
         plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
+
+
+#: The most a log read back on resuming may be (a PPO run writes a row every 250,000 steps: a few
+#: hundred bytes each)
+LOG_LIMIT = 64 * 2**20
+
+
+class RunLog:
+    """A run's ``log.csv``, written the same way for every learner (the shared loop's
+    :class:`RunRecorder` and PPO's run): each row goes to disk as it comes, so that a killed run
+    keeps its rows, and a resumed run starts from the earlier rows it keeps.
+
+    ``rows`` holds the log's rows as reading the file back gives them (numbers as numbers, an
+    empty cell as ""), for the learning curve and for what the run does next. ``elapsed_s``, where
+    the log has that column, is the wall time across sessions: a resumed run goes on from its
+    kept rows' last figure, so the curve against wall time does not jump back to 0.
+    """
+
+    def __init__(self, path: Path, columns: Sequence[str]) -> None:
+        self.path, self.columns = path, tuple(columns)
+        self.rows: list[dict[str, Any]] = []
+        self.before = 0.0  # wall time of the earlier sessions
+        self.begun = time.perf_counter()
+
+    def start(self, keep: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """Begin this session's rows. `keep` None starts the log afresh; otherwise the earlier rows it
+        accepts (read back, numbers as numbers) are kept and the others dropped: a run that
+        repeats what followed its resume point writes those again, and one that goes on keeps
+        every row. The kept rows are written back whole, in their own text, by a rename: a kill
+        leaves the old log or the new one, never a mix.
+
+        Raises:
+            ValueError: the log is not a regular file, is too large or is not a CSV log (one line).
+            OSError: the directory cannot be written.
+        """
+        kept = [row for row in self._earlier() if keep(_read_row(row))] if keep is not None else []
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=self.columns)
+        writer.writeheader()
+        writer.writerows(kept)
+        files.write_atomically(self.path, text.getvalue().encode())
+        self.rows = [_read_row(row) for row in kept]
+        self.before = max((row["elapsed_s"] for row in self.rows
+                           if isinstance(row.get("elapsed_s"), (int, float))), default=0.0)
+        self.begun = time.perf_counter()
+
+    def _earlier(self) -> list[dict[str, str]]:
+        """The rows of the log already there (none without one), as text, in this log's columns.
+
+        Raises:
+            ValueError: the log is not a regular file, is too large or is not a CSV log (one line).
+        """
+        try:
+            data = files.read_regular_file(self.path, LOG_LIMIT)
+        except FileNotFoundError:
+            return []
+        except (OSError, files.FileRefused) as error:
+            raise files.FileRefused(f"{self.path}: {files.why_unreadable(error)}") from None
+        try:
+            rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+        except (UnicodeDecodeError, csv.Error) as error:  # a damaged log: one line, never a traceback
+            raise files.FileRefused(f"{self.path}: is not a CSV log ({error})") from None
+        return [{column: row.get(column) or "" for column in self.columns} for row in rows]
+
+    def elapsed(self) -> float:
+        """Seconds since the run began, its earlier sessions included."""
+        return self.before + time.perf_counter() - self.begun
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Add `row` (values as the learner shows them; a column it lacks is left empty, a key that
+        is not a column is left out) with the wall time so far, on disk at once."""
+        values = {column: row.get(column) for column in self.columns}
+        if "elapsed_s" in values:
+            values["elapsed_s"] = round(self.elapsed(), 1)
+        text = io.StringIO()
+        csv.DictWriter(text, fieldnames=self.columns).writerow(values)
+        with files.open_for_writing(self.path, append=True) as handle:
+            handle.write(text.getvalue().encode())
+        self.rows.extend(_read_row(read) for read in csv.DictReader(io.StringIO(text.getvalue(), newline=""),
+                                                                     fieldnames=self.columns))
 
 
 def _read_row(row: dict[str, str]) -> dict[str, Any]:
@@ -188,10 +258,7 @@ def _rounded(column: str, value: Any) -> Any:
 
 def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "td_lambda") -> None:
     """Own mean pips per hand and the opponents' against hands trained: one panel per opponent."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     evaluations = [r for r in rows if r["kind"] == "eval"]
     training = [r for r in rows if r["kind"] == "train"]
     opponents = sorted({r["opponent"] for r in evaluations})
@@ -224,7 +291,26 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path, learner: str = "
     axis.set_xlabel("hands trained")
     axis.legend(fontsize=8)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90)
-    files.write_atomically(path, buffer.getvalue())  # whole, and only over a regular file
-    plt.close(figure)
+    save_curve(figure, path, dpi=90)
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot, drawing off screen: a run draws its curve on a machine with no display
+    (and matplotlib is imported only when a curve is drawn)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_curve(figure: Any, path: Path, dpi: int) -> None:
+    """Write `figure` to `path` as a PNG, whole and only over a regular file (a reader, or a killed
+    run, never sees half a curve), and free it whatever happens: a run redraws it many times."""
+    try:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=dpi)
+    finally:
+        pyplot().close(figure)
+    files.write_atomically(path, buffer.getvalue())

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
                                                                              1, 1024)
     if torch_threads is not None:
         torch.set_num_threads(torch_threads)
-    from baselines.ppo.run import LOG_NAME, initial_weights, train_run
+    from baselines.learning.recorder import LOG_NAME
+    from baselines.ppo.run import initial_weights, train_run
 
     out = Path(args.out)
     init = initial_weights(args.init, config) if args.init is not None else None

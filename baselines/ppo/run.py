@@ -6,17 +6,21 @@
   end (``steps_per_second`` is the rate over the interval since the previous row, the
   evaluations left out), and an ``eval`` row per evaluation opponent at every segment's end
   (``margin``: the player's pips per hand minus the opponents', paired on the same held-out
-  deals with seats rotated, and its 95% interval);
+  deals with seats rotated, and its 95% interval); ``elapsed_s`` goes on across the sessions
+  of a resumed run;
 - ``learning_curve.png``: the margins against learner steps and against wall time;
 - ``latest.safetensors`` (every segment) and ``ppo.safetensors`` (the end): the ``ppo`` player's weights;
 - ``resume.pt``: the network, the optimiser and the pool at the last segment's end. Run the
   same command again after a kill and the run goes on from there, repeating exactly what
   followed (the log's rows after it are written again, the timings aside).
+
+The log and the curve's file are written as every learner's are
+(:class:`~baselines.learning.recorder.RunLog`, :func:`~baselines.learning.recorder.save_curve`);
+what is PPO's own is here: the columns, which rows a resumed run keeps, and what the curve shows.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import time
@@ -29,6 +33,7 @@ import torch
 
 from baselines.harness.evaluate import evaluate
 from baselines.harness.threads import ThreadChooser, thread_candidates
+from baselines.learning.recorder import CURVE_NAME, LOG_NAME, RunLog, pyplot, save_curve
 from baselines.learning.run import EVALUATION_SEED
 from baselines.policies import registry, specs
 from baselines.ppo.config import PPOConfig
@@ -38,8 +43,7 @@ from baselines.ppo.weights import PPOWeights, load_weights, save_weights, shippe
 from dominoes_env import files
 from dominoes_env.core.config import describe_table
 
-LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = (
-    "log.csv", "learning_curve.png", "latest.safetensors", "ppo.safetensors", "resume.pt")
+LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = "latest.safetensors", "ppo.safetensors", "resume.pt"
 LOG_COLUMNS = ("steps", "kind", "opponent", "steps_per_second", "margin", "margin_ci95", "own_pips", "opponent_pips",
                "won", "entropy", "policy_loss", "value_loss", "approx_kl", "clip_fraction", "learning_rate",
                "elapsed_s")
@@ -61,41 +65,18 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-class RunFiles:
-    """The run's log (rows kept in memory too, for the curve) and its other files in `out`."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = files.check_output_directory("--out", out, (LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME,
-                                                               RESUME_NAME))
-        self.rows: list[dict[str, Any]] = []
-        self.begun = time.perf_counter()
-        self._elapsed_before = 0.0  # wall time of the earlier sessions of a resumed run
-
-    def open(self, resumed_steps: int) -> None:
-        """Keep the log's rows up to `resumed_steps` (a resumed run writes the later ones again), write them back."""
-        path = self.out / LOG_NAME
-        if resumed_steps > 0 and path.is_file():
-            with open(path, newline="") as earlier:
-                self.rows = [row for row in csv.DictReader(earlier) if int(row["steps"]) <= resumed_steps]
-            self._elapsed_before = max((float(row["elapsed_s"]) for row in self.rows if row["elapsed_s"]), default=0.0)
-        text = io.StringIO(newline="")
-        writer = csv.DictWriter(text, fieldnames=LOG_COLUMNS)
-        writer.writeheader()
-        writer.writerows(self.rows)
-        files.write_atomically(path, text.getvalue().encode())
-
-    def elapsed(self) -> float:
-        return self._elapsed_before + time.perf_counter() - self.begun
-
-    def write(self, row: dict[str, Any]) -> None:
-        row = {column: _shown(row.get(column, "")) for column in LOG_COLUMNS} | {"elapsed_s": f"{self.elapsed():.1f}"}
-        self.rows.append(row)
-        with files.open_for_writing(self.out / LOG_NAME, append=True) as handle:
-            with io.TextIOWrapper(handle, newline="") as text:
-                csv.DictWriter(text, fieldnames=LOG_COLUMNS).writerow(row)
+def open_log(out: Path, resumed_steps: int) -> RunLog:
+    """The run's log (:class:`~baselines.learning.recorder.RunLog`, the shared learners' too) in `out`,
+    keeping the rows up to `resumed_steps`: a resumed run repeats exactly what followed its last
+    segment, so it writes those rows again rather than keep the killed session's."""
+    log = RunLog(out / LOG_NAME, LOG_COLUMNS)
+    log.start(keep=(lambda row: isinstance(row["steps"], int) and row["steps"] <= resumed_steps)
+              if resumed_steps > 0 else None)
+    return log
 
 
 def _shown(value: Any) -> Any:
+    """A figure as the log shows it: five significant digits, a NaN as an empty cell."""
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.5g}"
     return value
@@ -225,12 +206,12 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
         ValueError: `out` cannot hold the run, its resume file is damaged or of another
             configuration, or the device is not there.
     """
-    run_files = RunFiles(out)
+    files.check_output_directory("--out", out, (LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME, RESUME_NAME))
     trainer = Trainer(config, resolve_device(device), engine_threads)
     steps, segment = load_resume(out / RESUME_NAME, trainer)
     if init is not None and steps == 0:
         trainer.network.load_named_weights(dict(init.weights))
-    run_files.open(steps)
+    log = open_log(out, steps)
     segment_steps = config.eval_every or max(config.steps, 1)
     bar = _progress_bar(config.steps, steps) if progress else None
     report_from, clock, updates = steps, time.perf_counter(), 0
@@ -239,7 +220,7 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
     next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every if config.snapshot_every else 0
 
     def write(row: dict[str, Any]) -> None:
-        run_files.write(row)
+        log.append({key: _shown(value) for key, value in row.items()})
         if on_row is not None:
             on_row(row)
         if bar is not None and row["kind"] == "eval":
@@ -279,16 +260,16 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
                 report()
         report()
         segment += 1
-        weights = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(run_files.elapsed(), 1)})
+        weights = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(log.elapsed(), 1)})
         for row in evaluation_rows(weights, config):
             write({"steps": steps, **row})
         save_weights(out / LATEST_NAME, weights)
         save_resume(out / RESUME_NAME, trainer, steps, segment)
         clock = time.perf_counter()  # the evaluation is not the trainer's time
-        plot_learning_curve(run_files.rows, out / CURVE_NAME)
+        plot_learning_curve(log.rows, out / CURVE_NAME)
     if bar is not None:
         bar.close()
-    final = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(run_files.elapsed(), 1)})
+    final = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(log.elapsed(), 1)})
     return save_weights(out / WEIGHTS_NAME, final)
 
 
@@ -299,12 +280,9 @@ def _progress_bar(total: int, done: int) -> Any:
 
 
 def plot_learning_curve(rows: list[dict[str, Any]], path: Path) -> None:
-    """The evaluation margins (with their 95% intervals) against learner steps and against wall time."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """The evaluation margins (with their 95% intervals) against learner steps and against wall time:
+    PPO's own curve, written as every learner's is (:func:`~baselines.learning.recorder.save_curve`)."""
+    plt = pyplot()
     evaluations = [row for row in rows if row["kind"] == "eval" and row["margin"] not in ("", None)]
     figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for opponent in dict.fromkeys(row["opponent"] for row in evaluations):
@@ -323,7 +301,4 @@ def plot_learning_curve(rows: list[dict[str, Any]], path: Path) -> None:
     axes[0].legend()
     figure.suptitle("ppo: held-out deals, seats rotated, 95% intervals")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
-    files.write_atomically(path, buffer.getvalue())
+    save_curve(figure, path, dpi=100)

@@ -1,0 +1,106 @@
+"""A run's log.csv, written one way for every learner (baselines.learning.recorder.RunLog): rows on
+disk as they come, the rows a resumed run keeps written back in their own text, the wall time
+across sessions, a damaged log refused in one line; and the shared learners' recorder, which
+keeps every earlier row when it resumes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import pytest
+
+from baselines.learning import recorder
+from baselines.learning.recorder import LOG_COLUMNS, Learner, RunLog, RunRecorder
+from dominoes_env import files
+
+COLUMNS = ("steps", "kind", "opponent", "margin", "elapsed_s")
+
+
+def written(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_a_fresh_log_holds_the_header_and_each_row_as_it_comes(tmp_path):
+    log = RunLog(tmp_path / "log.csv", COLUMNS)
+    log.start()
+    assert written(tmp_path / "log.csv") == [",".join(COLUMNS)]
+    log.append({"steps": 100, "kind": "eval", "opponent": "greedy", "margin": "1.5e+05", "not_a_column": 1})
+    log.append({"steps": 200, "kind": "train", "opponent": "self", "margin": None})
+    lines = written(tmp_path / "log.csv")
+    assert lines[1].startswith("100,eval,greedy,1.5e+05,") and lines[2].startswith("200,train,self,,")
+    # in memory as reading the file back gives it: numbers as numbers, an empty cell as ""
+    assert log.rows[0]["steps"] == 100 and log.rows[0]["margin"] == 150000 and log.rows[1]["margin"] == ""
+    assert isinstance(log.rows[0]["elapsed_s"], float) and "not_a_column" not in log.rows[0]
+    RunLog(tmp_path / "log.csv", COLUMNS).start(keep=None)  # a run that does not resume starts afresh
+    assert written(tmp_path / "log.csv") == [",".join(COLUMNS)]
+
+
+def test_a_resumed_log_keeps_the_rows_it_asks_for_in_their_own_text_and_its_time_goes_on(tmp_path):
+    path = tmp_path / "log.csv"
+    earlier = [",".join(COLUMNS), "100,train,self,1.5e+05,12.0", "200,eval,greedy,-0.25,30.5",
+               "300,train,self,0.1,45.0"]
+    path.write_text("\r\n".join(earlier) + "\r\n")
+    log = RunLog(path, COLUMNS)
+    log.start(keep=lambda row: row["steps"] <= 200)  # PPO: repeat what followed its resume point
+    assert written(path) == earlier[:3]  # written back as it was, not as the numbers would print
+    assert [row["steps"] for row in log.rows] == [100, 200]
+    assert 30.5 <= log.elapsed() < 30.5 + 60
+    log.append({"steps": 300, "kind": "train", "opponent": "self", "margin": "0.2"})
+    lines = written(path)
+    assert log.rows[-1]["elapsed_s"] >= 30.5 and lines[:3] == earlier[:3] and len(lines) == 4
+    everything = RunLog(path, COLUMNS)
+    everything.start(keep=lambda row: True)  # the shared learners: every row goes on
+    assert written(path) == lines and len(everything.rows) == 3
+
+
+def test_a_log_of_other_columns_is_read_back_in_this_logs_columns(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("steps,kind,extra\n100,train,x,surplus\n200\n")
+    log = RunLog(path, COLUMNS)
+    log.start(keep=lambda row: True)
+    assert written(path) == [",".join(COLUMNS), "100,train,,,", "200,,,,"]
+
+
+def test_a_damaged_or_huge_log_is_refused_in_one_line(tmp_path, monkeypatch):
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"steps,kind\n\xff\xfe\n")
+    with pytest.raises(files.FileRefused, match=r"log.csv: is not a CSV log \(.*utf-8") as refused:
+        RunLog(path, COLUMNS).start(keep=lambda row: True)
+    assert "\n" not in str(refused.value)
+    path.write_text("steps\n" + "1\n" * 100)
+    monkeypatch.setattr(recorder, "LOG_LIMIT", 50)
+    with pytest.raises(files.FileRefused, match="log.csv: is more than the 50 bytes"):
+        RunLog(path, COLUMNS).start(keep=lambda row: True)
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(files.FileRefused, match="log.csv: is a FIFO"):
+        RunLog(path, COLUMNS).start(keep=lambda row: True)
+
+
+def recording(out: Path) -> RunRecorder:
+    columns = (*LOG_COLUMNS, "hands_per_s", "elapsed_s")
+    learner = Learner("sarsa", object, lambda config, args, rec: "", columns, out, "weights.json")  # type: ignore[arg-type]
+    config = argparse.Namespace(hands=40, eval_opponents=("greedy",))
+    return RunRecorder(out, learner, config, progress=False)  # type: ignore[arg-type]
+
+
+def test_the_shared_recorder_keeps_every_earlier_row_when_it_resumes(tmp_path):
+    first = recording(tmp_path)
+    first.start(lambda path, model, info: None, "latest.json")
+    first.on_progress({"hands": 20, "stage": "greedy", "own_pips": 3.14159, "opponent_pips": 2.5, "hands_per_s": 9.87})
+    first.close()
+    assert (tmp_path / "learning_curve.png").stat().st_size > 0
+    second = recording(tmp_path)
+    second.start(lambda path, model, info: None, "latest.json", resume=True)
+    second.on_progress({"hands": 40, "stage": "greedy", "own_pips": 3.0, "opponent_pips": 2.0, "hands_per_s": 10.0})
+    second.close()
+    lines = written(tmp_path / "log.csv")
+    assert lines[0] == ",".join((*LOG_COLUMNS, "hands_per_s", "elapsed_s"))
+    assert [line.split(",")[:4] for line in lines[1:]] == [["20", "train", "greedy", "3.142"],
+                                                           ["40", "train", "greedy", "3.0"]]
+    assert [row["hands"] for row in second.rows] == [20, 40] and second.elapsed() >= first.rows[0]["elapsed_s"]
+    third = recording(tmp_path)
+    third.start(lambda path, model, info: None, "latest.json")  # not resumed: a fresh log
+    assert written(tmp_path / "log.csv") == lines[:1]
