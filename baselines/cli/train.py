@@ -6,13 +6,15 @@
     dominoes train champion --hands 4800 --out runs/champion
     dominoes train ppo --steps 20000000 --out runs/ppo
     dominoes train beliefs --positions 1000000 --out runs/beliefs
+    dominoes train bc --dataset dominoes/td_lambda-4p-d9-v0 --out runs/bc
 
 This module only dispatches: each learner owns its entry, a module of its package
 (:data:`LEARNERS`) with ``add_arguments(parser)`` and ``run(args) -> int``. The learners on the
 shared loop build theirs from one description (:mod:`baselines.command_line.learner`), and
 write what :mod:`baselines.learning.recorder` says (weights, ``log.csv``,
-``learning_curve.png``); ppo has its own options and files (:mod:`baselines.ppo.cli`). A
-learner's heavy dependencies (torch) are imported only when its run starts.
+``learning_curve.png``); ppo has its own options, resume state and curve
+(:mod:`baselines.ppo.cli`), its ``log.csv`` and ``learning_curve.png`` written by the same
+recorder pieces. A learner's heavy dependencies (torch) are imported only when its run starts.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ LEARNERS: dict[str, str] = {
     "champion": "baselines.champion.cli",
     "ppo": "baselines.ppo.cli",
     "beliefs": "baselines.inference.cli",
+    "bc": "baselines.imitation.cli",
 }
 
 

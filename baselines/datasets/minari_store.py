@@ -39,12 +39,11 @@ MAX_METADATA_BYTES = 1 << 20
 INSTALL = "pip install 'dominoes-env[minari]'"
 
 
-def require_minari() -> None:
-    """Refuse, in one line, a Python without Minari or its HDF5 storage."""
+def require_minari(needs: str = "dominoes dataset writes Minari datasets") -> None:
+    """Refuse, in one line that starts with `needs`, a Python without Minari or its HDF5 storage."""
     missing = [name for name in ("minari", "h5py", "PIL") if importlib.util.find_spec(name) is None]
     if missing:
-        raise ValueError(f"dominoes dataset writes Minari datasets, and {', '.join(missing)} is not installed: "
-                         f"{INSTALL}")
+        raise ValueError(f"{needs}, and {', '.join(missing)} is not installed: {INSTALL}")
 
 
 def check_dataset_id(text: str) -> str:

@@ -14,7 +14,7 @@ can ask for an absurd allocation.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,12 +91,13 @@ def _flag(name: str, option: Option) -> str:
     return option.flag or "--" + name.replace("_", "-")
 
 
-def add_dataclass_options(parser: Any, settings: type[Any]) -> None:
-    """One option per field of the dataclass `settings` whose metadata holds an :class:`Option`;
-    values are read as text and checked by :func:`read_dataclass_options`, so a bad one is one
-    error line that names the option."""
+def add_dataclass_options(parser: Any, settings: type[Any], only: Collection[str] | None = None) -> None:
+    """One option per field of the dataclass `settings` whose metadata holds an :class:`Option`
+    (those named in `only`, where given: a command that borrows another's fields); values are read
+    as text and checked by :func:`read_dataclass_options`, so a bad one is one error line that
+    names the option."""
     for spec in dataclasses.fields(settings):
-        if "option" not in spec.metadata:
+        if "option" not in spec.metadata or (only is not None and spec.name not in only):
             continue
         option = spec.metadata["option"]
         flag, default = _flag(spec.name, option), spec.default
@@ -109,7 +110,7 @@ def add_dataclass_options(parser: Any, settings: type[Any]) -> None:
                             help=f"{option.help} (default {option.show(default)})")
 
 
-def read_dataclass_options(args: Any, settings: type[Any]) -> dict[str, Any]:
+def read_dataclass_options(args: Any, settings: type[Any], only: Collection[str] | None = None) -> dict[str, Any]:
     """The fields the options gave (those not given are left out: they keep their defaults), each
     read and checked.
 
@@ -118,7 +119,8 @@ def read_dataclass_options(args: Any, settings: type[Any]) -> dict[str, Any]:
     """
     values = {}
     for spec in dataclasses.fields(settings):
-        text = getattr(args, spec.name, None) if "option" in spec.metadata else None
+        wanted = "option" in spec.metadata and (only is None or spec.name in only)
+        text = getattr(args, spec.name, None) if wanted else None
         if text is not None:
             option = spec.metadata["option"]
             values[spec.name] = option.check(_flag(spec.name, option), option.parse(text))

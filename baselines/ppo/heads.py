@@ -33,7 +33,13 @@ from dominoes_env.core.config import GameConfig
 
 
 class PolicyHead(Protocol):
-    """What the trainer asks of a head (see the module docstring)."""
+    """What the trainer asks of a head (see the module docstring); behaviour cloning
+    (:mod:`baselines.imitation.train`) also scores a batch's candidates itself."""
+
+    def candidates(self, observations: np.ndarray, masks: np.ndarray) -> Candidates: ...
+
+    def scores(self, network: ActorCritic, features: torch.Tensor, positions: torch.Tensor, actions: torch.Tensor,
+               vectors: torch.Tensor | None) -> torch.Tensor: ...
 
     def sample(self, network: ActorCritic, features: torch.Tensor, observations: np.ndarray, masks: np.ndarray,
                generator: torch.Generator) -> tuple[torch.Tensor, Any]: ...
