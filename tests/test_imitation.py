@@ -117,3 +117,22 @@ def test_bad_arguments_are_one_line_and_write_nothing(root, tmp_path, capsys):
                                (["--dataset", "tiny/greedy-v0", "--eval-opponents", "nobody"], "nobody")):
         _one_line(capsys, dominoes(["train", "bc", *arguments, "--out", str(out)]), message)
         assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.torch
+def test_init_goes_on_from_a_clone_and_refuses_another_network_in_one_line(root, tmp_path, capsys):
+    common = ["train", "bc", "--dataset", "tiny/greedy-v0", "--batch-size", "64", "--policy-head", "actions",
+              "--eval-hands", "0", "--no-progress"]
+    assert dominoes([*common, "--epochs", "6", "--hidden", "32", "--out", str(tmp_path / "first")]) == 0
+    assert dominoes([*common, "--epochs", "1", "--hidden", "32", "--out", str(tmp_path / "fresh")]) == 0
+    assert dominoes([*common, "--epochs", "1", "--hidden", "32", "--init", str(tmp_path / "first" / "bc.safetensors"),
+                     "--out", str(tmp_path / "again")]) == 0
+
+    def first_loss(run: str) -> float:
+        lines = (tmp_path / run / "log.csv").read_text().splitlines()
+        return float(lines[1].split(",")[lines[0].split(",").index("train_loss")])
+
+    assert first_loss("again") < first_loss("fresh")
+    capsys.readouterr()
+    _one_line(capsys, dominoes([*common, "--hidden", "64", "--init", str(tmp_path / "first" / "bc.safetensors"),
+                                "--out", str(tmp_path / "refused")]), "--init")

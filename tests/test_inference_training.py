@@ -74,3 +74,23 @@ def test_bad_widths_are_refused_by_the_parser(capsys):
     with pytest.raises(SystemExit) as stopped:
         dominoes(["train", "beliefs", "--hidden", "0"])
     assert stopped.value.code == 2 and "widths from 1 to 4096" in capsys.readouterr().err
+
+
+def test_init_starts_from_a_file_s_weights_and_refuses_other_widths_in_one_line(tmp_path, capsys):
+    first = tmp_path / "first"
+    common = ["train", "beliefs", "--players", "3", "--highest", "6", "--player", "greedy", "--positions", "3000",
+              "--epochs", "1", "--seed", "4"]
+    assert dominoes([*common, "--hidden", "32", "--out", str(first)]) == 0
+    config = dominoes_env.make_config(3, 6)
+    started = load_weights(first / "beliefs_3p_d6.safetensors", config)
+    positions = self_play_positions(config, 2000, seed=9, player="greedy")
+    still = train(config, positions, TrainingSettings(hidden=(32,), epochs=1, learning_rate=1e-7, seed=9),
+                  init=started)  # a step size of 1e-7: the weights stay the file's
+    for (weight, bias), (kept, kept_bias) in zip(started.layers, still.layers):
+        assert np.allclose(weight, kept, atol=1e-4) and np.allclose(bias, kept_bias, atol=1e-4)
+    capsys.readouterr()
+    second = tmp_path / "second"
+    assert dominoes([*common, "--hidden", "64", "--init", str(first / "beliefs_3p_d6.safetensors"),
+                     "--out", str(second)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "give --hidden 32" in err and len(err.splitlines()) == 1 and not second.exists(), err

@@ -63,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hands per evaluation and opponent after every epoch (0: none; default %(default)s)")
     parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
                         help="torch's threads (default 1: fastest on a busy 2-core machine)")
+    parser.add_argument("--init", metavar="FILE", default=None,
+                        help="start from these ppo weights (a file of dominoes train ppo or bc, or 'ppo' for the "
+                             "table's shipped ones) instead of random ones; the network options must be theirs")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--out", default="runs/bc", help="where bc.safetensors, log.csv and learning_curve.png go "
                                                          "(default %(default)s)")
@@ -86,9 +89,10 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from baselines.imitation.train import clone
-    from baselines.ppo.run import evaluation_rows
+    from baselines.ppo.run import evaluation_rows, initial_weights
     from baselines.ppo.weights import save_weights
 
+    init = initial_weights(args.init, config) if args.init is not None else None
     torch.set_num_threads(threads)
     print(f"cloning {data.about.get('player')} at {describe_table(data.config)}: {data.rows:,} moves of "
           f"{len(set(data.hands.tolist())):,} hands", flush=True)
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"epoch {row['epoch']}: held-out loss {row.get('held_out_loss', float('nan')):.4f}, accuracy "
               f"{row.get('held_out_accuracy', float('nan')):.3f}" + (f"; {margins}" if margins else ""), flush=True)
 
-    best = clone(data, config, settings, report, progress=not args.no_progress)
+    best = clone(data, config, settings, report, progress=not args.no_progress, init=init)
     chosen = min(fits, key=lambda row: row.get("held_out_loss", -row["epoch"]))
     info = {"command": _command(args, out), "dataset": args.dataset, "teacher": data.about.get("player"),
             "dataset_command": data.about.get("command"), "rows": data.rows, "epoch": chosen["epoch"],
@@ -121,7 +125,7 @@ def _command(args: argparse.Namespace, out: Path) -> str:
     """The command that repeats this run (every option, as given or defaulted)."""
     words = ["dominoes", "train", "bc", "--dataset", args.dataset]
     for name in ("episodes", "epochs", "batch_size", "learning_rate", "weight_decay", "value_weight", "held_out",
-                 "seed", *PPO_FIELDS, "eval_hands"):
+                 "seed", *PPO_FIELDS, "eval_hands", "init"):
         value = getattr(args, name, None)
         if value is not None:
             words += ["--" + name.replace("_", "-"), str(value)]

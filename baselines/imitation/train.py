@@ -34,10 +34,13 @@ MEASURE_ROWS = 8192
 class Fit:
     """The network, its head and its optimiser, and the losses of a batch of rows."""
 
-    def __init__(self, config: PPOConfig, settings: CloningSettings, data: Demonstrations) -> None:
+    def __init__(self, config: PPOConfig, settings: CloningSettings, data: Demonstrations,
+                 init: PPOWeights | None = None) -> None:
         torch.manual_seed(settings.seed)
         self.config, self.settings, self.data = config, settings, data
         self.network = ActorCritic(config)
+        if init is not None:
+            self.network.load_named_weights(dict(init.weights))
         self.head: PolicyHead = HEADS[config.policy_head](config.game, torch.device("cpu"))
         self.optimiser = torch.optim.AdamW(self.network.parameters(), lr=settings.learning_rate,
                                            weight_decay=settings.weight_decay)
@@ -105,10 +108,12 @@ def _figures(totals: np.ndarray, rows: int) -> dict[str, float]:
 
 
 def clone(data: Demonstrations, config: PPOConfig, settings: CloningSettings,
-          report: Callable[[dict[str, Any], PPOWeights], None], progress: bool = False) -> PPOWeights:
-    """Fit the network to `data`'s moves; after each epoch `report(row, weights)`. Returns the weights
-    of the epoch with the lowest held-out loss (the last epoch's with no hand held out)."""
-    fit = Fit(config, settings, data)
+          report: Callable[[dict[str, Any], PPOWeights], None], progress: bool = False,
+          init: PPOWeights | None = None) -> PPOWeights:
+    """Fit the network to `data`'s moves (from `init`'s weights, where given: checked to be of `config`'s
+    network by :func:`baselines.ppo.run.initial_weights`); after each epoch `report(row, weights)`.
+    Returns the weights of the epoch with the lowest held-out loss (the last epoch's with no hand held out)."""
+    fit = Fit(config, settings, data, init)
     training, held = data.split(settings.held_out, settings.seed)
     if training.size == 0:
         raise ValueError(f"no hand is left to train on with --held-out {settings.held_out}")

@@ -21,7 +21,14 @@ from typing import Any
 from baselines.command_line import options
 from baselines.command_line.learner import require_torch
 from baselines.inference.data import MAX_POSITIONS, Positions, self_play_positions
-from baselines.inference.network import MAX_LAYERS, MAX_WIDTH, SHIPPED_NAME, save_weights
+from baselines.inference.network import (
+    MAX_LAYERS,
+    MAX_WIDTH,
+    SHIPPED_NAME,
+    load_weights,
+    save_weights,
+    shipped_weights_file,
+)
 from baselines.inference.train import TrainingSettings, train
 from baselines.learning.files import table_tag
 from baselines.learning.recorder import CURVE_NAME, LOG_NAME, RunLog, pyplot, save_curve
@@ -72,6 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-data", default=None, metavar="FILE.npz", help="also keep the positions played")
     parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
                         help="torch's threads (default 1: fastest on a busy 2-core machine)")
+    parser.add_argument("--init", metavar="FILE", default=None,
+                        help="start from these beliefs weights (a file of this command, or 'beliefs' for the table's "
+                             "shipped ones) instead of the uniform kind; --hidden must be theirs")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar while playing")
     parser.add_argument("--out", default="runs/beliefs", help="where the weights, log.csv and learning_curve.png go "
                                                               "(default %(default)s)")
@@ -96,6 +106,12 @@ def run(args: argparse.Namespace) -> int:
     spec = specs.parse(args.player)[0]
     registry.refuse_seeing_every_hand(spec, "dominoes train beliefs")
     registry.check(spec, config)
+    init = None
+    if args.init is not None:
+        init = load_weights(shipped_weights_file(config) if args.init == "beliefs" else args.init, expected=config)
+        if tuple(init.hidden) != tuple(settings.hidden):
+            raise ValueError(f"--init {args.init}: its hidden widths are {','.join(map(str, init.hidden))}, this run's "
+                             f"{','.join(map(str, settings.hidden))}; give --hidden {','.join(map(str, init.hidden))}")
     require_torch()
     out = files.check_output_directory("--out", args.out, (LOG_NAME, CURVE_NAME, f"{SHIPPED_NAME}_{tag}.safetensors"))
     if args.save_data is not None:
@@ -127,12 +143,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"epoch {row['epoch']:.2f}: held-out log p {row['held_out_log_p']:.4f} "
               f"(uniform {row['held_out_uniform_log_p']:.4f}), {row['seconds']:.0f} s", flush=True)
 
-    weights = train(config, data, settings, log)
+    weights = train(config, data, settings, log, init)
     command = shlex.join(["dominoes", "train", "beliefs", *shlex.split(table_arguments(config)), "--seed", str(seed),
                           "--positions", str(positions), "--keep", str(keep), "--player", args.player,
                           "--hidden", ",".join(map(str, settings.hidden)), "--epochs", str(settings.epochs),
                           "--dropout", str(settings.dropout), "--weight-decay", str(settings.weight_decay),
-                          "--out", str(out)])
+                          *(["--init", args.init] if args.init is not None else []), "--out", str(out)])
     info = {"command": command, "positions": int(data.places.shape[0]), "hands": int(data.hands.max()) + 1,
             "seconds_playing": round(played, 1), "seconds_training": round(rows[-1]["seconds"], 1),
             "held_out_log_p": round(rows[-1]["best_held_out_log_p"], 5),

@@ -64,15 +64,36 @@ def _model(config: GameConfig, settings: TrainingSettings) -> Any:
     return model
 
 
+def _start_from(model: Any, init: BeliefWeights, config: GameConfig, settings: TrainingSettings) -> None:
+    """Copy `init`'s layers into the torch model (its W is (inputs, outputs), torch's (outputs, inputs))."""
+    import torch
+
+    if init.config != config or tuple(init.hidden) != tuple(settings.hidden):
+        raise ValueError(f"--init: a network of hidden {tuple(init.hidden)} for another table or of other widths than "
+                         f"this run's (hidden {tuple(settings.hidden)}); give the run the same --hidden and table")
+    linear = [layer for layer in model if isinstance(layer, torch.nn.Linear)]
+    with torch.no_grad():
+        for layer, (weight, bias) in zip(linear, init.layers):
+            layer.weight.copy_(torch.from_numpy(np.ascontiguousarray(weight.T, dtype=np.float32)))
+            layer.bias.copy_(torch.from_numpy(np.asarray(bias, dtype=np.float32)))
+
+
 def train(config: GameConfig, positions: Positions, settings: TrainingSettings,
-          log: Callable[[dict], None] = lambda row: None) -> BeliefWeights:
+          log: Callable[[dict], None] = lambda row: None, init: BeliefWeights | None = None) -> BeliefWeights:
     """Train a network on `positions` of `config`'s table; `log(row)` after each epoch (and each
-    tenth of one) with the held-out scores."""
+    tenth of one) with the held-out scores. `init`: start from these weights (of this table and
+    these hidden widths) instead of a network that is the uniform kind.
+
+    Raises:
+        ValueError: `init` is of another table or other widths.
+    """
     import torch
 
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     model = _model(config, settings)
+    if init is not None:
+        _start_from(model, init, config, settings)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
     training, held = split_by_hand(positions, settings.held_out)
     steps_per_epoch = max(1, training.shape[0] // settings.batch_size)
