@@ -1,4 +1,5 @@
-"""Every Python snippet of the README and of docs/ runs on its own, as a reader would paste it."""
+"""Every Python snippet of the README and of docs/ runs on its own, as a reader would paste it, and
+CI runs the README's two commands."""
 
 from __future__ import annotations
 
@@ -91,3 +92,30 @@ def test_snippet_runs_on_its_own(path, index, block, registry_restored):
     check = CHECKS.get((path.relative_to(ROOT).as_posix(), index))
     if check is not None:
         check(namespace)
+
+
+def _readme_commands() -> list[str]:
+    """The README's two commands: the bash blocks of its "Two commands" section, in order (the
+    main job, then the tests)."""
+    section = (ROOT / "README.md").read_text().split("\n## Two commands\n", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", section, flags=re.S)]
+
+
+def test_ci_runs_the_readme_commands():
+    """CI runs the README's test command verbatim (on a fresh venv, its output piped to a log), and
+    the main job as a new user meets it: the package installed with the README's extra, then
+    `dominoes league` (.ci/wheel_smoke, which .ci/run runs: from the built wheel, outside the
+    checkout, with fewer games)."""
+    main_job, tests = _readme_commands()
+    ci_run = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert any(line == tests or line.startswith(tests + " | ") for line in ci_run), tests
+
+    install, _, job = main_job.partition(" && ")
+    assert job == "dominoes league", main_job
+    extra = re.fullmatch(r'python -m pip install -e "\.\[(\w+)\]"', install)
+    assert extra, install
+    assert "bash .ci/wheel_smoke" in ci_run
+    smoke = (ROOT / ".ci" / "wheel_smoke").read_text()
+    installed = [set(extras.split(",")) for extras in re.findall(r"pip install .*\.whl\W*\[([\w,]+)\]", smoke)]
+    assert any(extra.group(1) in extras for extras in installed), installed
+    assert re.search(r"^dominoes league\b", smoke, flags=re.M)
