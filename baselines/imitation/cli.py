@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     require_torch()
     from baselines.imitation.demonstrations import load_demonstrations
 
+    begun = time.perf_counter()
     data = load_demonstrations(args.dataset, borrowed.get("reward", "zero_sum"), args.episodes)
     config = PPOConfig(game=data.config, **borrowed, eval_hands=max(eval_hands, data.config.num_players))
     import torch
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"cloning {data.about.get('player')} at {describe_table(data.config)}: {data.rows:,} moves of "
           f"{len(set(data.hands.tolist())):,} hands", flush=True)
     log = RunLog(out / LOG_NAME, LOG_COLUMNS)
-    log.start()
+    log.start(seconds_before=time.perf_counter() - begun)  # elapsed_s counts reading the dataset
     fits: list[dict[str, Any]] = []
 
     def report(row: dict[str, Any], weights: Any) -> None:

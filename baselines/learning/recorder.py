@@ -181,12 +181,14 @@ class RunLog:
         self.before = 0.0  # wall time of the earlier sessions
         self.begun = time.perf_counter()
 
-    def start(self, keep: Callable[[dict[str, Any]], bool] | None = None) -> None:
+    def start(self, keep: Callable[[dict[str, Any]], bool] | None = None, seconds_before: float = 0.0) -> None:
         """Begin this session's rows. `keep` None starts the log afresh; otherwise the earlier rows it
         accepts (read back, numbers as numbers) are kept and the others dropped: a run that
         repeats what followed its resume point writes those again, and one that goes on keeps
-        every row. The kept rows are written back whole, in their own text, by a rename: a kill
-        leaves the old log or the new one, never a mix.
+        every row. `seconds_before`: what this session spent before its log began (reading its
+        data), counted in ``elapsed_s`` like the earlier sessions' time. The kept rows are written
+        back whole, in their own text, by a rename: a kill leaves the old log or the new one, never
+        a mix.
 
         Raises:
             ValueError: the log is not a regular file, is too large or is not a CSV log (one line).
@@ -199,8 +201,8 @@ class RunLog:
         writer.writerows(kept)
         files.write_atomically(self.path, text.getvalue().encode())
         self.rows = [_read_row(row) for row in kept]
-        self.before = max((row["elapsed_s"] for row in self.rows
-                           if isinstance(row.get("elapsed_s"), (int, float))), default=0.0)
+        self.before = seconds_before + max((row["elapsed_s"] for row in self.rows
+                                            if isinstance(row.get("elapsed_s"), (int, float))), default=0.0)
         self.begun = time.perf_counter()
 
     def _earlier(self) -> list[dict[str, str]]:
