@@ -63,6 +63,18 @@ def add_renamed(parser: argparse.ArgumentParser, new: str, old: str, **kwargs: A
     parser.add_argument(old, action=_Renamed, new=new, help=argparse.SUPPRESS, **hidden)
 
 
+def add_torch_run_options(parser: argparse.ArgumentParser, out: str, init_help: str, progress_help: str) -> None:
+    """What a torch learner outside the shared loop takes after its own options (``dominoes train bc``
+    and ``beliefs``): ``--torch-threads`` (1 by default, the fastest on a busy 2-core machine),
+    ``--init FILE`` (`init_help`), ``--no-progress`` and ``--out`` (default `out`)."""
+    parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
+                        help="torch's threads (default 1: fastest on a busy 2-core machine)")
+    parser.add_argument("--init", metavar="FILE", default=None, help=init_help)
+    parser.add_argument("--no-progress", action="store_true", help=progress_help)
+    parser.add_argument("--out", default=out, help="where the weights, log.csv and learning_curve.png go "
+                                                   "(default %(default)s)")
+
+
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--seed", type=validation.integer_argument, default=0, help=f"seed of {what} (default 0)")
 

@@ -62,14 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataclass_options(parser, PPOConfig, PPO_FIELDS)
     parser.add_argument("--eval-hands", type=validation.integer_argument, default=400,
                         help="hands per evaluation and opponent after every epoch (0: none; default %(default)s)")
-    parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
-                        help="torch's threads (default 1: fastest on a busy 2-core machine)")
-    parser.add_argument("--init", metavar="FILE", default=None,
-                        help="start from these ppo weights (a file of dominoes train ppo or bc, or 'ppo' for the "
-                             "table's shipped ones) instead of random ones; the network options must be theirs")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--out", default="runs/bc", help="where bc.safetensors, log.csv and learning_curve.png go "
-                                                         "(default %(default)s)")
+    options.add_torch_run_options(parser, "runs/bc", "start from these ppo weights (a file of dominoes train ppo or "
+                                  "bc, or 'ppo' for the table's shipped ones) instead of random ones; the network "
+                                  "options must be theirs", "no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:

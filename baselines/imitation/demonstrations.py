@@ -73,13 +73,14 @@ def load_demonstrations(dataset_id: str, reward: str = "zero_sum", episodes: int
     about, config = _ours(dataset, name)
     total = int(dataset.total_episodes)
     count = total if episodes is None else min(total, validation.integer("--episodes", episodes, 1, 10**9))
-    row_bytes = Observer(config, 1).size + config.num_actions + 4 * config.num_players + 16
+    size = Observer(config, 1).size
+    row_bytes = size + config.num_actions + 4 * config.num_players + 16
     if int(dataset.total_steps) * count / max(total, 1) * row_bytes > MAX_BYTES:
         fit = int(MAX_BYTES / row_bytes / max(int(dataset.total_steps) / max(total, 1), 1))
         raise ValueError(f"{name} holds {int(dataset.total_steps):,} moves, more than fit in "
                          f"{MAX_BYTES / 2**30:.0f} GiB of rows; take part of it with --episodes (about {fit:,})")
     try:
-        parts = [_episode_rows(episode, meta, config, reward, name)
+        parts = [_episode_rows(episode, meta, config, size, reward, name)
                  for episode, meta in zip(dataset.iterate_episodes(range(count)),
                                           dataset.storage.get_episode_metadata(range(count)))]
     except (OSError, KeyError, TypeError, IndexError, AttributeError) as error:
@@ -120,9 +121,9 @@ def _ours(dataset: Any, name: str) -> tuple[dict[str, Any], GameConfig]:
     return about, config
 
 
-def _episode_rows(episode: Any, meta: dict[str, Any], config: GameConfig, reward: str, name: str
+def _episode_rows(episode: Any, meta: dict[str, Any], config: GameConfig, size: int, reward: str, name: str
                   ) -> tuple[np.ndarray, ...]:
-    """One episode's rows, every array checked against the others and the table."""
+    """One episode's rows, every array checked against the others and the table (`size`: its observations')."""
     actions = np.asarray(episode.actions)
     steps = actions.shape[0]
     observations = np.asarray(episode.observations)
@@ -130,7 +131,7 @@ def _episode_rows(episode: Any, meta: dict[str, Any], config: GameConfig, reward
     scores = np.asarray(meta.get("hand_scores"))
     seat, hand = (int(value) if isinstance(value := meta.get(key), (int, np.integer)) else -1
                   for key in ("seat", "hand"))
-    shapes_fit = (actions.ndim == 1 and steps > 0 and observations.shape == (steps + 1, Observer(config, 1).size)
+    shapes_fit = (actions.ndim == 1 and steps > 0 and observations.shape == (steps + 1, size)
                   and masks.shape == (steps + 1, config.num_actions) and scores.shape == (config.num_players,)
                   and 0 <= seat < config.num_players and hand >= 0)
     if not shapes_fit:

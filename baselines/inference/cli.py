@@ -77,14 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", default=None, metavar="FILE.npz",
                         help="train on positions saved by --save-data instead of playing new ones")
     parser.add_argument("--save-data", default=None, metavar="FILE.npz", help="also keep the positions played")
-    parser.add_argument("--torch-threads", type=validation.integer_argument, default=1,
-                        help="torch's threads (default 1: fastest on a busy 2-core machine)")
-    parser.add_argument("--init", metavar="FILE", default=None,
-                        help="start from these beliefs weights (a file of this command, or 'beliefs' for the table's "
-                             "shipped ones) instead of the uniform kind; --hidden must be theirs")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar while playing")
-    parser.add_argument("--out", default="runs/beliefs", help="where the weights, log.csv and learning_curve.png go "
-                                                              "(default %(default)s)")
+    options.add_torch_run_options(parser, "runs/beliefs", "start from these beliefs weights (a file of this "
+                                  "command, or 'beliefs' for the table's shipped ones) instead of the uniform kind; "
+                                  "--hidden must be theirs", "no progress bar while playing")
 
 
 def run(args: argparse.Namespace) -> int:
