@@ -111,6 +111,7 @@ def test_cloning_lowers_the_loss_and_the_clone_plays_the_teacher_s_moves_on_most
 def test_bad_arguments_are_one_line_and_write_nothing(root, tmp_path, capsys):
     out = tmp_path / "refused"
     for arguments, message in ((["--dataset", "tiny/none-v0"], "no such dataset"),
+                               (["--dataset", "bad id!"], "--dataset 'bad id!': Minari's ids"),
                                (["--dataset", "tiny/greedy-v0", "--epochs", "0"], "--epochs"),
                                (["--dataset", "tiny/greedy-v0", "--held-out", "0.9"], "--held-out"),
                                (["--dataset", "tiny/greedy-v0", "--hidden", "0"], "--hidden"),

@@ -46,7 +46,7 @@ def require_minari(needs: str = "dominoes dataset writes Minari datasets") -> No
         raise ValueError(f"{needs}, and {', '.join(missing)} is not installed: {INSTALL}")
 
 
-def check_dataset_id(text: str) -> str:
+def check_dataset_id(text: str, option: str = "--dataset-id") -> str:
     """A dataset id in Minari's grammar, ``[NAMESPACE/]NAME[-vVERSION]`` (letters, digits, ``-``, ``_``).
 
     Raises:
@@ -55,12 +55,12 @@ def check_dataset_id(text: str) -> str:
     from minari.dataset.minari_dataset import parse_dataset_id
 
     if not isinstance(text, str) or not 0 < len(text) <= MAX_ID_CHARS or "//" in text:
-        raise ValueError(f"--dataset-id {text!r}: an id of 1 to {MAX_ID_CHARS} characters such as "
+        raise ValueError(f"{option} {text!r}: an id of 1 to {MAX_ID_CHARS} characters such as "
                          f"dominoes/greedy-4p-d9-v0")
     try:
         parse_dataset_id(text)
     except ValueError:
-        raise ValueError(f"--dataset-id {text!r}: Minari's ids are [NAMESPACE/]NAME-vVERSION in letters, digits, "
+        raise ValueError(f"{option} {text!r}: Minari's ids are [NAMESPACE/]NAME-vVERSION in letters, digits, "
                          f"- and _, e.g. dominoes/greedy-4p-d9-v0") from None
     return text
 

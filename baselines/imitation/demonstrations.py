@@ -68,7 +68,7 @@ def load_demonstrations(dataset_id: str, reward: str = "zero_sum", episodes: int
     """
     require_minari("dominoes train bc reads Minari datasets")
     reward = validation.choice("--reward", reward, REWARD_MODES)
-    dataset = _open(check_dataset_id(dataset_id))
+    dataset = _open(check_dataset_id(dataset_id, "--dataset"))
     name = f"the dataset {dataset_id}"
     about, config = _ours(dataset, name)
     total = int(dataset.total_episodes)
