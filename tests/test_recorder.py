@@ -6,6 +6,7 @@ keeps every earlier row when it resumes."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
@@ -104,3 +105,57 @@ def test_the_shared_recorder_keeps_every_earlier_row_when_it_resumes(tmp_path):
     third = recording(tmp_path)
     third.start(lambda path, model, info: None, "latest.json")  # not resumed: a fresh log
     assert written(tmp_path / "log.csv") == lines[:1]
+
+
+SARSA = ["train", "sarsa", "--hands", "96", "--eval-every", "32", "--eval-hands", "8", "--eval-opponents",
+         "greedy", "--parallel-hands", "8", "--seed", "5", "--no-progress"]
+
+
+class _Killed(Exception):
+    """The run stops here, as a kill would stop it."""
+
+
+def test_a_killed_run_goes_on_from_its_last_round_and_ends_as_an_unbroken_run_does(tmp_path, monkeypatch, capsys):
+    from baselines.cli import main
+
+    assert main([*SARSA, "--out", str(tmp_path / "whole")]) == 0
+    rounds = []
+    written_round = RunRecorder.on_round
+
+    def killed_after_the_second(self, hands, model, rng):
+        written_round(self, hands, model, rng)
+        rounds.append(hands)
+        if len(rounds) == 2:
+            raise _Killed
+
+    monkeypatch.setattr(RunRecorder, "on_round", killed_after_the_second)
+    with pytest.raises(_Killed):
+        main([*SARSA, "--out", str(tmp_path / "broken")])
+    monkeypatch.setattr(RunRecorder, "on_round", written_round)
+    assert main([*SARSA, "--out", str(tmp_path / "broken")]) == 0
+    assert "resumed after 64 hands" in capsys.readouterr().out
+    whole, broken = (json.loads((tmp_path / name / "linear_sarsa.json").read_text()) for name in ("whole", "broken"))
+    assert whole["weights"] == broken["weights"]  # the same weights, number for number
+    logs = [[line.split(",")[:6] for line in written(tmp_path / name / "log.csv")] for name in ("whole", "broken")]
+    assert logs[0] == logs[1]  # the same rows (the timings aside), none twice
+
+
+def test_a_directory_of_other_settings_or_a_damaged_resume_file_is_refused_in_one_line(tmp_path, capsys):
+    from baselines.cli import main
+
+    out = tmp_path / "run"
+    assert main([*SARSA, "--out", str(out)]) == 0
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+    assert main([*SARSA[:3], "128", *SARSA[4:], "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "holds a linear_sarsa run of other settings (hands)" in error and len(error.splitlines()) == 1
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before  # nothing changed
+    (out / "resume.json").write_text("{not json")
+    assert main([*SARSA, "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "resume.json cannot be resumed" in error and len(error.splitlines()) == 1
+    (out / "resume.json").write_bytes(before["resume.json"])
+    (out / "latest.json").write_text((out / "latest.json").read_text().replace("0", "1", 1))
+    assert main([*SARSA, "--out", str(out)]) == 2
+    assert "is not the file" in capsys.readouterr().err

@@ -253,6 +253,31 @@ def test_the_train_command_writes_checkpoint_log_and_curve(tmp_path):
     assert float(last[header.index("own_pips")]) == round(result.policies[0].mean_pips, 3)
 
 
+
+def test_a_killed_run_resumes_from_its_last_round_to_the_same_weights(tmp_path, monkeypatch):
+    from baselines.learning.recorder import RunRecorder
+
+    words = ["td-lambda", "--players", "2", "--highest", "6", "--hands", "48", "--hidden", "8", "--parallel-hands",
+             "8", "--eval-every", "16", "--eval-hands", "8", "--eval-opponents", "random", "--no-progress"]
+    parser = argparse.ArgumentParser()
+    train_command.add_arguments(parser)
+    assert train_command.run(parser.parse_args([*words, "--out", str(tmp_path / "whole")])) == 0
+    written_round = RunRecorder.on_round
+
+    def killed(self, hands, model, rng):
+        written_round(self, hands, model, rng)
+        if hands == 32:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunRecorder, "on_round", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train_command.run(parser.parse_args([*words, "--out", str(tmp_path / "broken")]))
+    monkeypatch.setattr(RunRecorder, "on_round", written_round)
+    assert train_command.run(parser.parse_args([*words, "--out", str(tmp_path / "broken")])) == 0
+    whole, broken = (td_lambda.load_checkpoint(tmp_path / name / "td_lambda.safetensors")
+                     for name in ("whole", "broken"))
+    assert torch.equal(torch.as_tensor(whole.theta), torch.as_tensor(broken.theta))
+
 @pytest.mark.slow
 def test_a_short_run_beats_random_players():
     config = td_lambda.TDLambdaConfig(hands=3000, curriculum=(("random", 1.0),), eval_every=0, eval_opponents=())

@@ -12,9 +12,11 @@ This module only dispatches: each learner owns its entry, a module of its packag
 (:data:`LEARNERS`) with ``add_arguments(parser)`` and ``run(args) -> int``. The learners on the
 shared loop build theirs from one description (:mod:`baselines.command_line.learner`), and
 write what :mod:`baselines.learning.recorder` says (weights, ``log.csv``,
-``learning_curve.png``); ppo has its own options, resume state and curve
-(:mod:`baselines.ppo.cli`), its ``log.csv`` and ``learning_curve.png`` written by the same
-recorder pieces. A learner's heavy dependencies (torch) are imported only when its run starts.
+``learning_curve.png``, ``resume.json``); ppo, bc and beliefs have options of their own, and
+write their ``log.csv`` and ``learning_curve.png`` with the same recorder pieces. Every learner
+takes ``--out`` and ``--init``; td-lambda, sarsa, champion and ppo resume a killed run when the
+same command is run again (lookahead, bc and beliefs start afresh). A
+learner's heavy dependencies (torch) are imported only when its run starts.
 """
 
 from __future__ import annotations

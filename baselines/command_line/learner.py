@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from baselines.command_line import options
 from baselines.harness.parallel import add_parallel_options
 from baselines.learning.options import add_dataclass_options, read_dataclass_options
-from baselines.learning.recorder import CURVE_NAME, LOG_NAME, Learner, RunRecorder
+from baselines.learning.recorder import CURVE_NAME, LOG_NAME, Learner, ResumePoint, RunRecorder
 
 if TYPE_CHECKING:
     from baselines.learning.config import LearnerConfig
@@ -97,19 +97,27 @@ def refuse_other_shape(initial: Any, architecture_matches: bool) -> None:
                          f"--hidden {','.join(map(str, initial.config.hidden_sizes))}")
 
 
+LINEAR_LATEST = "latest.json"  #: a linear learner's weights at its last round of evaluations
+
+
 def train_linear(config: Any, args: argparse.Namespace, recorder: RunRecorder, kind: type[LinearWeights],
-                 learn: Callable[[Any, TrainingLog, Any], LinearWeights]) -> str:
-    """A linear learner: a JSON weights file of `kind` (numpy only). ``learn(config, log, initial)``
-    trains from `initial` (weights of `kind`, or None) and returns the trained weights.
+                 learn: Callable[[Any, TrainingLog, Any, ResumePoint | None], LinearWeights]) -> str:
+    """A linear learner: a JSON weights file of `kind` (numpy only). ``learn(config, log, initial,
+    resume)`` trains from `initial` (weights of `kind`, or None), going on from a killed run's
+    :class:`~baselines.learning.recorder.ResumePoint` where the directory holds one, and returns
+    the trained weights.
 
     ``--init`` may hold weights trained for another table: the linear features are
     scaled by the table, so each weight means the same at every size and with every rule (at 6
     players the weights learned at 4 start far better than zeros; docs/learned_players.md)."""
     from baselines.learning.linear_weights import load_linear_weights, save_linear_weights
 
-    initial = initial_weights(args, lambda path: load_linear_weights(path, kind))
+    point = recorder.resume_point(LINEAR_LATEST)
+    initial = (load_linear_weights(point.weights, kind) if point is not None
+               else initial_weights(args, lambda path: load_linear_weights(path, kind)))
     recorder.start(lambda path, trained, info: save_linear_weights(path, kind(trained.w, config, info)),
-                   "latest.json")
-    trained = recorder.run(lambda log: learn(config, log, initial))
+                   LINEAR_LATEST, resume=point)
+    trained = recorder.run(lambda log: learn(config, log, initial, point))
     info = {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")}
-    return f"weights {save_linear_weights(recorder.out / recorder.learner.weights_name, kind(trained.w, config, info))}"
+    final = save_linear_weights(recorder.out / recorder.learner.weights_name, kind(trained.w, config, info))
+    return f"weights {final}" + (f" (resumed after {point.done} hands)" if point is not None else "")

@@ -3,11 +3,15 @@
 
 A learner on the shared loop writes, through a :class:`RunRecorder`: the progress bar,
 ``log.csv`` (one row per learning chunk and per evaluation), the latest weights after every
-round of evaluations, and ``learning_curve.png`` (own mean pips per hand against the opponents'
-over training), all in its checkpoint directory. PPO's run (:mod:`baselines.ppo.run`) keeps its
-own columns, resume state and curve (margins against steps and wall time), and writes them with
-the same pieces: :class:`RunLog` (rows on disk as they come, the rows a resumed run keeps
-written back whole, the wall time across sessions) and :func:`save_curve`.
+round of evaluations, ``resume.json`` beside them (:class:`ResumePoint`: where the run goes on
+from when the same command is run again after a kill), and ``learning_curve.png`` (own mean pips
+per hand against the opponents' over training), all in its ``--out`` directory. PPO's run
+(:mod:`baselines.ppo.run`) keeps its own columns, curve (margins against steps and wall time)
+and resume payload (the optimiser's and the pool's tensors, in torch's format), and writes them
+with the same pieces: :class:`RunLog` (rows on disk as they come, the rows a resumed run keeps
+written back whole, the wall time across sessions) and :func:`save_curve`. Every learner
+resumes the same way: run the same command again; a directory holding a run of other settings
+is refused in one line.
 
 An evaluation row is the shared harness's (:func:`baselines.harness.evaluate.evaluate`):
 ``win_rate`` is its ``won``, the share of hands won as :mod:`baselines.harness.outcomes` defines
@@ -19,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -60,19 +66,39 @@ class Learner:
     parallel: bool = False
 
 
-LOG_NAME, CURVE_NAME = "log.csv", "learning_curve.png"
+LOG_NAME, CURVE_NAME, RESUME_NAME = "log.csv", "learning_curve.png", "resume.json"
+RESUME_FORMAT = "dominoes-resume/1"
+RESUME_LIMIT = 2**20  #: the most a resume file may be (it holds a few numbers and the configuration)
 #: The columns every learner's log starts with (a learner adds its own figures).
 LOG_COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate")
 _DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1,
            "value_loss": 4, "policy_loss": 4}
 
 
-class RunRecorder:
-    """Progress bar, CSV rows, intermediate weights and the learning-curve plot of one run.
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a run of the shared loop goes on from: the last complete round of evaluations.
 
-    A learner's train function calls :meth:`start` (how to save the latest weights) once its
-    own checks have passed, so that nothing is written for a run that is refused, then
-    :meth:`run` with its training call. The log itself is a :class:`RunLog`, as PPO's is.
+    At each round the loop hands the recorder its model and its random generator
+    (:attr:`~baselines.learning.run.TrainingLog.on_round`); the recorder writes the model as the
+    latest weights and then ``resume.json``: the hands trained, the generator's state and the
+    weights file's checksum. A run resumed from it skips the chunks already played and draws
+    what the killed run would have drawn next, so it repeats exactly what followed (a chunk's
+    learning starts afresh: traces and step counts live within a chunk).
+    """
+
+    done: int  #: hands trained at that round
+    rng: dict[str, Any]  #: the run's numpy generator's state then (``bit_generator.state``)
+    weights: Path  #: the latest weights, written at that round
+
+
+class RunRecorder:
+    """Progress bar, CSV rows, intermediate weights, resume point and the learning-curve plot of one run.
+
+    A learner's train function reads :meth:`resume_point` (None for a new run), calls
+    :meth:`start` (how to save the latest weights) once its own checks have passed, so that
+    nothing is written for a run that is refused, then :meth:`run` with its training call. The
+    log itself is a :class:`RunLog`, as PPO's is.
     """
 
     def __init__(self, out: Path, learner: Learner, config: LearnerConfig, progress: bool) -> None:
@@ -88,20 +114,60 @@ class RunRecorder:
         """The log's rows so far, the earlier sessions' included (numbers as numbers)."""
         return self.run_log.rows
 
+    def resume_point(self, latest_name: str) -> ResumePoint | None:
+        """The point a killed run of this learner and configuration left in ``--out`` (None: a new run).
+
+        Raises:
+            ValueError: ``resume.json`` is damaged, or holds a run of another learner or of other
+                settings, or the latest weights are not those it was written with (one line).
+        """
+        path = self.out / RESUME_NAME
+        try:
+            state = json.loads(files.read_regular_file(path, RESUME_LIMIT))
+            if not isinstance(state, dict) or state.get("format") != RESUME_FORMAT:
+                raise ValueError(f"not a resume file (format {RESUME_FORMAT!r})")
+            theirs, done, rng = state["config"], int(state["done"]), dict(state["rng"])
+        except (FileNotFoundError, NotADirectoryError):  # a new run (a --out that is not a directory: start says so)
+            return None
+        except (OSError, files.FileRefused, ValueError, KeyError, TypeError) as error:
+            reason = files.why_unreadable(error) if isinstance(error, OSError) else error
+            raise ValueError(f"--out: {path} cannot be resumed: {reason}") from None
+        ours = self.config.to_dict()
+        if state.get("learner") != self.learner.policy or theirs != ours:
+            theirs = theirs if isinstance(theirs, dict) else {}
+            different = sorted(name for name in set(theirs) | set(ours) if theirs.get(name) != ours.get(name))
+            raise ValueError(f"--out: {self.out} holds a {state.get('learner')} run of other settings "
+                             f"({', '.join(different) or 'another learner'}); give the same options to resume it, "
+                             f"or another --out")
+        weights = self.out / latest_name
+        try:
+            matches = hashlib.sha256(files.read_regular_file(weights, 2**34)).hexdigest() == state.get("sha256")
+        except (OSError, files.FileRefused):
+            matches = False
+        if not matches:
+            raise ValueError(f"--out: {weights} is not the file {path} was written with (the run was killed while "
+                             f"writing it); start again with another --out")
+        return ResumePoint(done, rng, weights)
+
     def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str,
-              resume: bool = False) -> None:
+              resume: bool | ResumePoint | None = False) -> None:
         """Create the directory and begin the log (and the progress bar): the run's checks have passed
         and it is about to train. `save_latest(path, model, info)` writes the model an evaluation
-        reports as ``latest_name``. `resume`: the run goes on from the directory's earlier rows
-        (every one is kept, and new rows follow them; the wall time goes on from theirs).
+        reports as ``latest_name``. `resume`: True, the run goes on from the directory's earlier
+        rows (every one is kept, and new rows follow them; the wall time goes on from theirs); a
+        :class:`ResumePoint`, the rows up to its hands are kept (the run writes those after it again).
 
         Raises:
             ValueError: the directory cannot be created or written to, or its log cannot be read back.
         """
         files.check_output_directory("--out", self.out,
-                                     (LOG_NAME, CURVE_NAME, latest_name, self.learner.weights_name))
+                                     (LOG_NAME, CURVE_NAME, latest_name, RESUME_NAME, self.learner.weights_name))
         self.save_latest, self.latest_name = save_latest, latest_name
-        self.run_log.start(keep=(lambda row: True) if resume else None)
+        if isinstance(resume, ResumePoint):
+            point = resume
+            self.run_log.start(keep=lambda row: isinstance(row["hands"], int) and row["hands"] <= point.done)
+        else:
+            self.run_log.start(keep=(lambda row: True) if resume else None)
         if self.progress:
             from tqdm import tqdm
             done = max((row["hands"] for row in self.rows if isinstance(row["hands"], int)), default=0)
@@ -110,7 +176,8 @@ class RunRecorder:
     def log(self) -> TrainingLog:
         from baselines.learning.run import TrainingLog
 
-        return TrainingLog(on_hand=self.on_hand, on_progress=self.on_progress, on_evaluation=self.on_evaluation)
+        return TrainingLog(on_hand=self.on_hand, on_progress=self.on_progress, on_evaluation=self.on_evaluation,
+                           on_round=self.on_round)
 
     def run(self, train: Callable[[TrainingLog], Any]) -> Any:
         """`train(log)`, closing the log and drawing the curve however it ends (the rows so far are
@@ -152,6 +219,19 @@ class RunRecorder:
         evaluated = sum(row["kind"] == "eval" and row["hands"] == hands for row in self.rows)
         if evaluated == len(self.config.eval_opponents):  # the round is complete: draw it once
             plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
+
+    def on_round(self, hands: int, model: Any, rng: Any) -> None:
+        """A round of evaluations is complete: write the model as the latest weights, then the resume
+        point (:class:`ResumePoint`), each whole (a kill leaves the old file or the new one)."""
+        assert self.save_latest is not None
+        weights = self.out / self.latest_name
+        if hands != self.latest_saved_at:
+            self.save_latest(weights, model, {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
+            self.latest_saved_at = hands
+        state = {"format": RESUME_FORMAT, "learner": self.learner.policy, "config": self.config.to_dict(),
+                 "done": hands, "rng": rng.bit_generator.state,
+                 "sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}
+        files.write_atomically(self.out / RESUME_NAME, json.dumps(state, sort_keys=True).encode())
 
     def close(self) -> None:
         if self.bar is not None:

@@ -35,11 +35,15 @@ class TrainingLog:
             stage, own_pips, opponent_pips, hands_per_s, and the learner's own).
         on_evaluation: after every evaluation: (hands trained, opponent, the harness's
             result, the learner's current model: what the command line saves as the latest).
+        on_round: after every complete round of evaluations, by a learner that can resume:
+            (hands trained, its model, its random generator), what a run resumed from there
+            needs (:class:`~baselines.learning.recorder.ResumePoint`).
     """
 
     on_hand: Callable[[HandRecord], None] | None = None
     on_progress: Callable[[dict[str, Any]], None] | None = None
     on_evaluation: Callable[[int, str, EvaluationResult, Any], None] | None = None
+    on_round: Callable[[int, Any, np.random.Generator], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -59,9 +63,27 @@ class Chunk:
     evaluate: bool
 
 
-def chunks(config: LearnerConfig) -> Iterator[Chunk]:
+def chunks(config: LearnerConfig, after: int = 0) -> Iterator[Chunk]:
     """The run's chunks: the curriculum's stages in order, cut where an evaluation is due
-    (every ``eval_every`` hands, and at the end of the run)."""
+    (every ``eval_every`` hands, and at the end of the run); those done by `after` hands (where a
+    resumed run goes on from) left out."""
+    for chunk in _all_chunks(config):
+        if chunk.done > after:
+            yield chunk
+
+
+def resume_generator(seed: int, state: dict[str, Any] | None) -> np.random.Generator:
+    """The run's generator: from its seed, or as a resumed run's point left it."""
+    rng = np.random.default_rng(seed)
+    if state is not None:
+        try:
+            rng.bit_generator.state = state
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"the resume point's generator state is not numpy's ({error})") from None
+    return rng
+
+
+def _all_chunks(config: LearnerConfig) -> Iterator[Chunk]:
     done = 0
     for opponent, stage_hands in config.stage_hands():
         while stage_hands > 0:

@@ -23,8 +23,9 @@ def train(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
     """A JSON weights file."""
     from baselines import linear_sarsa
 
-    def learn(config: Any, log: Any, initial: Any) -> linear_sarsa.Weights:
-        return linear_sarsa.Weights(linear_sarsa.train(config, log, None if initial is None else initial.w), config)
+    def learn(config: Any, log: Any, initial: Any, resume: Any) -> linear_sarsa.Weights:
+        return linear_sarsa.Weights(linear_sarsa.train(config, log, None if initial is None else initial.w, resume),
+                                    config)
 
     return train_linear(config, args, recorder, linear_sarsa.Weights, learn)
 

@@ -43,7 +43,15 @@ import numpy as np
 
 from baselines.harness.evaluate import EvaluationResult
 from baselines.learning.options import SELF_PLAY
-from baselines.learning.run import EVALUATION_SEED, TrainingLog, chunks, evaluate_against, hand_statistics
+from baselines.learning.recorder import ResumePoint
+from baselines.learning.run import (
+    EVALUATION_SEED,
+    TrainingLog,
+    chunks,
+    evaluate_against,
+    hand_statistics,
+    resume_generator,
+)
 from baselines.learning.tables import HandRecord, Tables, choose_by_value, play_learning_hands
 from baselines.linear_sarsa.config import LinearSarsaConfig
 from baselines.linear_sarsa.features import FEATURES, MoveFeatures, Moves
@@ -161,11 +169,12 @@ def evaluate_weights(w: np.ndarray, config: LinearSarsaConfig, opponent: str, ha
     return evaluate_against(player, config, opponent, hands, seed)
 
 
-def train(config: LinearSarsaConfig, log: TrainingLog | None = None, initial: np.ndarray | None = None
-          ) -> np.ndarray:
+def train(config: LinearSarsaConfig, log: TrainingLog | None = None, initial: np.ndarray | None = None,
+          resume: ResumePoint | None = None) -> np.ndarray:
     """Learn w by linear SARSA through the curriculum, from `initial` (default: all zeros); returns w.
 
-    Deterministic for a seed.
+    Deterministic for a seed. `resume`: go on from a killed run's last round of evaluations
+    (`initial` then holds its weights).
 
     Raises:
         ValueError: an opponent that is not a registered policy, or `initial` of the wrong size.
@@ -173,12 +182,12 @@ def train(config: LinearSarsaConfig, log: TrainingLog | None = None, initial: np
     """
     config.check_opponents()
     log = log or TrainingLog()
-    rng = np.random.default_rng(config.seed)
+    rng = resume_generator(config.seed, resume.rng if resume is not None else None)
     w = np.zeros(len(FEATURES)) if initial is None else np.array(initial, dtype=np.float64)
     if w.shape != (len(FEATURES),):
         raise ValueError(f"initial weights must be {len(FEATURES)} numbers (one per feature), got shape {w.shape}")
     features = MoveFeatures(config.game)
-    for chunk in chunks(config):
+    for chunk in chunks(config, after=resume.done if resume is not None else 0):
         slots = config.num_players if chunk.opponent == SELF_PLAY else 1
         sarsa = Sarsa(w, config.gamma, config.parallel_hands, slots)
         start = time.perf_counter()
@@ -197,4 +206,6 @@ def train(config: LinearSarsaConfig, log: TrainingLog | None = None, initial: np
                 result = evaluate_weights(w, config, name, config.eval_hands)
                 if log.on_evaluation is not None:
                     log.on_evaluation(chunk.done, name, result, Weights(w.copy(), config))
+            if log.on_round is not None:
+                log.on_round(chunk.done, Weights(w.copy(), config), rng)
     return w

@@ -195,27 +195,29 @@ def _threads_of_the_round(chooser: ThreadChooser | None, fixed: int | None) -> i
 
 def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool = True,
               info: dict[str, Any] | None = None, on_row: Callable[[dict[str, Any]], None] | None = None,
-              engine_threads: int = 1, init: PPOWeights | None = None, torch_threads: int | None = None) -> Path:
+              engine_threads: int = 1, init: PPOWeights | None = None, torch_threads: int | None = None,
+              trainer_class: Callable[..., Trainer] = Trainer) -> Path:
     """Train (or resume) the run in `out`; the final weights' path. `on_row` sees every log row as
     it is written; `engine_threads`: the batched engine's threads; `init`: weights the run starts
     from (:func:`initial_weights`) instead of random ones (a resumed run goes on from its own);
     `torch_threads`: torch's threads, or None to choose them by measuring the updates as they run
-    (:class:`~baselines.harness.threads.ThreadChooser`: fast on a quiet machine, and on a busy one).
+    (:class:`~baselines.harness.threads.ThreadChooser`: fast on a quiet machine, and on a busy one);
+    `trainer_class`: what collects and learns, called as ``trainer_class(config, device, engine_threads)``
+    (PPO's :class:`~baselines.ppo.trainer.Trainer`, or DMC's :class:`~baselines.ppo.dmc.DMCTrainer`).
 
     Raises:
         ValueError: `out` cannot hold the run, its resume file is damaged or of another
             configuration, or the device is not there.
     """
     files.check_output_directory("--out", out, (LOG_NAME, CURVE_NAME, LATEST_NAME, WEIGHTS_NAME, RESUME_NAME))
-    trainer = Trainer(config, resolve_device(device), engine_threads)
+    trainer = trainer_class(config, resolve_device(device), engine_threads)
     steps, segment = load_resume(out / RESUME_NAME, trainer)
     if init is not None and steps == 0:
         trainer.network.load_named_weights(dict(init.weights))
     log = open_log(out, steps)
     segment_steps = config.eval_every or max(config.steps, 1)
     bar = _progress_bar(config.steps, steps) if progress else None
-    report_from, clock, updates = steps, time.perf_counter(), 0
-    totals: dict[str, float] = {}
+    report_from, clock, updates, totals = steps, time.perf_counter(), 0, dict[str, float]()
     chooser = ThreadChooser(thread_candidates()) if torch_threads is None and trainer.device.type == "cpu" else None
     next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every if config.snapshot_every else 0
 

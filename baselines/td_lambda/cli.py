@@ -21,25 +21,29 @@ from baselines.command_line.learner import (
 from baselines.learning.recorder import LOG_COLUMNS, Learner, RunRecorder
 from baselines.td_lambda.config import TDLambdaConfig
 
+LATEST = "latest.safetensors"  #: the weights of the last round of evaluations
 #: One line for ``dominoes train --help``.
 HELP = "TD(lambda) after-state value network (needs torch)"
 
 
 def train(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
-    """A safetensors checkpoint; torch is needed from here on."""
+    """A safetensors checkpoint; torch is needed from here on. A directory holding a killed run of
+    the same settings goes on from its last round of evaluations."""
     require_torch()
     from baselines import td_lambda
 
-    initial = initial_weights(args, lambda path: td_lambda.load_checkpoint(path, expected=config.game))
+    point = recorder.resume_point(LATEST)
+    initial = (td_lambda.load_checkpoint(point.weights, expected=config.game) if point is not None
+               else initial_weights(args, lambda path: td_lambda.load_checkpoint(path, expected=config.game)))
     refuse_other_shape(initial, initial is None or (initial.config.hidden_sizes, initial.config.variant)
                        == (config.hidden_sizes, config.variant))
-    recorder.start(lambda path, network, info: td_lambda.save_checkpoint(path, network, config, info),
-                   "latest.safetensors")
+    recorder.start(lambda path, network, info: td_lambda.save_checkpoint(path, network, config, info), LATEST,
+                   resume=point)
     network = None if initial is None else td_lambda.build_network(config, initial.theta)  # torch from here on
-    network = recorder.run(lambda log: td_lambda.train(config, log, network=network))
+    network = recorder.run(lambda log: td_lambda.train(config, log, network=network, resume=point))
     final = td_lambda.save_checkpoint(recorder.out / recorder.learner.weights_name, network, config,
                                       {**recorder.info(), "initialized_from": str(args.init_checkpoint or "")})
-    return f"checkpoint {final}"
+    return f"checkpoint {final}" + (f" (resumed after {point.done} hands)" if point is not None else "")
 
 
 LEARNER = Learner("td_lambda", TDLambdaConfig, train,

@@ -43,7 +43,15 @@ import torch
 
 from baselines.harness.evaluate import EvaluationResult
 from baselines.learning.options import SELF_PLAY
-from baselines.learning.run import EVALUATION_SEED, TrainingLog, chunks, evaluate_against, hand_statistics
+from baselines.learning.recorder import ResumePoint
+from baselines.learning.run import (
+    EVALUATION_SEED,
+    TrainingLog,
+    chunks,
+    evaluate_against,
+    hand_statistics,
+    resume_generator,
+)
 from baselines.td_lambda.checkpoint import Checkpoint
 from baselines.td_lambda.config import TDLambdaConfig
 from baselines.td_lambda.features import make_features
@@ -143,10 +151,12 @@ def evaluate_network(network: ValueNetwork, config: TDLambdaConfig, opponent: st
 
 
 # --------------------------------------------------------------------------- training
-def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: ValueNetwork | None = None) -> ValueNetwork:
+def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: ValueNetwork | None = None,
+          resume: ResumePoint | None = None) -> ValueNetwork:
     """Learn V by TD(lambda) through the curriculum; returns the trained network.
 
-    Deterministic for a seed (one torch thread, every draw from the run's generator).
+    Deterministic for a seed (one torch thread, every draw from the run's generator). `resume`:
+    go on from a killed run's last round of evaluations (`network` then holds its weights).
 
     Raises:
         ValueError: an opponent that is not a registered policy.
@@ -155,9 +165,11 @@ def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: Value
     config.check_opponents()
     log = log or TrainingLog()
     rng = seed_everything(config.seed)
+    if resume is not None:
+        rng = resume_generator(config.seed, resume.rng)
     network = network or build_network(config)
     features = make_features(config)
-    for chunk in chunks(config):
+    for chunk in chunks(config, after=resume.done if resume is not None else 0):
         self_play = chunk.opponent == SELF_PLAY
         seats = config.num_players if self_play else 1
         alpha = (config.self_play_alpha or config.alpha / config.num_players) if self_play else config.alpha
@@ -181,4 +193,6 @@ def train(config: TDLambdaConfig, log: TrainingLog | None = None, network: Value
                 result = evaluate_network(network, config, name, config.eval_hands)
                 if log.on_evaluation is not None:
                     log.on_evaluation(chunk.done, name, result, network)
+            if log.on_round is not None:
+                log.on_round(chunk.done, network, rng)
     return network

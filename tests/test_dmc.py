@@ -1,0 +1,103 @@
+"""DMC on ppo's network (needs torch): each decision's target is its mover's Monte-Carlo return, found
+again here step by step from the engine's own rewards; greedy means the best score; what it cannot
+learn is refused in one line; and a short run learns to beat random players."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.torch
+torch = pytest.importorskip("torch")
+
+import dominoes_env  # noqa: E402
+from baselines.harness.evaluate import evaluate  # noqa: E402
+from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
+from baselines.ppo.dmc import DMCTrainer  # noqa: E402
+from baselines.ppo.run import train_run  # noqa: E402
+
+TABLE = dominoes_env.make_config(2, 6)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def small(**changes) -> PPOConfig:
+    return PPOConfig(**{"game": TABLE, "hidden": (16,), "num_envs": 8, "rollout_steps": 40, "minibatches": 2,
+                        "epochs": 1, "eval_hands": 8, "eval_opponents": ("random",), **changes})
+
+
+def test_each_target_is_the_movers_rewards_from_its_move_to_its_games_end(monkeypatch):
+    """Two hands a game, so a game pays in its middle too; games end at different steps."""
+    config = small(hands_per_game=2, rollout_steps=90)
+    trainer = DMCTrainer(config, epsilon=0.2)
+    trainer.start_segment(0)
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    step = trainer.engine.step
+
+    def recorded(actions):
+        choosing = trainer.observation["action_mask"].sum(axis=1) > 1
+        movers = trainer.engine.current_player.astype(np.int64).copy()
+        observation, rewards, terminated, truncated, infos = step(actions)
+        steps.append((choosing, movers, rewards.copy(), terminated | truncated))
+        return observation, rewards, terminated, truncated, infos
+
+    monkeypatch.setattr(trainer.engine, "step", recorded)
+    finished = trainer.collect()
+    expected = []
+    for t, (choosing, movers, _, _) in enumerate(steps):
+        for game in np.flatnonzero(choosing):
+            paid, mover = 0.0, movers[game]
+            for _, _, rewards, ended in steps[t:]:
+                paid += rewards[game, mover] * config.reward_scale
+                if ended[game]:
+                    expected.append(paid)
+                    break
+    assert len(expected) > 50 and finished.steps == config.num_envs * config.rollout_steps
+    np.testing.assert_allclose(finished.returns.numpy(), expected, rtol=1e-5, atol=1e-6)
+    assert finished.afterstates.shape == (len(expected), trainer.one_hand)
+
+
+def test_without_exploration_each_chosen_move_has_its_rows_best_score():
+    trainer = DMCTrainer(small(), epsilon=0.0)
+    trainer.start_segment(3)
+
+    def seen() -> tuple[np.ndarray, np.ndarray]:
+        return trainer.observation["observation"][:, :trainer.one_hand], trainer.observation["action_mask"]
+
+    for _ in range(6):  # past the first moves, to positions with choices
+        actions, _, _ = trainer._choose(*seen())
+        trainer.observation = trainer.engine.step(actions)[0]
+    observations, masks = seen()
+    actions, rows, chosen = trainer._choose(observations, masks)
+    found = trainer.head.candidates(observations, masks)
+    assert rows.size > 0
+    with torch.no_grad():
+        scores = trainer.network.afterstate_scores(torch.from_numpy(found.vectors).float()).numpy()
+        picked = trainer.network.afterstate_scores(torch.from_numpy(chosen).float()).numpy()
+    best = np.array([scores[found.rows == row].max() for row in rows])
+    np.testing.assert_allclose(picked, best, rtol=1e-6)
+    assert all(masks[row, actions[row]] for row in range(masks.shape[0]))
+
+
+def test_what_dmc_cannot_learn_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="self-play only"):
+        DMCTrainer(small(opponents=("random",)))
+    with pytest.raises(ValueError, match="--policy-head afterstates"):
+        DMCTrainer(small(policy_head="actions"))
+    with pytest.raises(ValueError, match=r"epsilon must be in \[0, 1\]"):
+        DMCTrainer(small(), epsilon=1.5)
+
+
+def test_a_short_run_learns_to_beat_random_players(tmp_path):
+    config = small(steps=60_000, num_envs=64, rollout_steps=16, minibatches=4, eval_every=0, seed=7)
+    final = train_run(config, tmp_path, "cpu", progress=False, torch_threads=1, trainer_class=DMCTrainer)
+    player = PPOPolicy(TABLE, checkpoint=load_weights(final))
+    result = evaluate([player, "random"], 300, seed=4321, num_players=TABLE)
+    margin, spread, _ = result.difference(result.policies[0].label, result.policies[1].label)
+    assert margin + spread < 0, (margin, spread)  # fewer pips than random, the interval clear of 0
