@@ -3,6 +3,7 @@ foreign) and ``dominoes train bc`` fitting the ppo network to it."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -137,3 +138,72 @@ def test_init_goes_on_from_a_clone_and_refuses_another_network_in_one_line(root,
     capsys.readouterr()
     _one_line(capsys, dominoes([*common, "--hidden", "64", "--init", str(tmp_path / "first" / "bc.safetensors"),
                                 "--out", str(tmp_path / "refused")]), "--init")
+
+
+def _log_rows(out: Path) -> list[dict[str, str]]:
+    """The log's rows, the wall time left out (a resumed run's differs)."""
+    with open(out / "log.csv", newline="") as handle:
+        return [{key: value for key, value in row.items() if key != "elapsed_s"} for row in csv.DictReader(handle)]
+
+
+BC_RUN = ["train", "bc", "--dataset", "tiny/greedy-v0", "--epochs", "3", "--batch-size", "64", "--hidden", "32",
+          "--weight-decay", "0.01", "--eval-hands", "6", "--eval-opponents", "greedy", "--no-progress"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("killed_at", ["after writing epoch 1", "before writing epoch 2"])
+def test_a_killed_run_goes_on_from_its_last_finished_epoch_to_the_unbroken_run_s_weights(root, tmp_path, monkeypatch,
+                                                                                          capsys, killed_at):
+    """Killed once the resume file holds epoch 1 (the log holding epoch 1's rows, or epoch 2's too),
+    the same command again ends with the unbroken run's weights and log; once more, it changes nothing."""
+    from baselines.imitation import cli
+    from baselines.ppo.weights import load_weights
+
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert dominoes([*BC_RUN, "--out", str(whole)]) == 0
+    write = cli.save_torch_resume
+
+    def kill(path, format_name, config_json, state):
+        if state["epoch"] == 2:
+            raise KeyboardInterrupt  # as Ctrl-C does
+        write(path, format_name, config_json, state)
+        if killed_at == "after writing epoch 1":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "save_torch_resume", kill)
+    assert dominoes([*BC_RUN, "--out", str(killed)]) != 0
+    assert not (killed / "bc.safetensors").exists()
+    logged = {row["epoch"] for row in _log_rows(killed)}
+    assert logged == ({"1"} if killed_at == "after writing epoch 1" else {"1", "2"})
+    monkeypatch.setattr(cli, "save_torch_resume", write)
+    capsys.readouterr()
+    assert dominoes([*BC_RUN, "--out", str(killed)]) == 0
+    assert "going on after epoch 1" in capsys.readouterr().out
+    assert _log_rows(killed) == _log_rows(whole) and len(_log_rows(whole)) == 6  # a fit and an eval row per epoch
+    first, second = load_weights(whole / "bc.safetensors"), load_weights(killed / "bc.safetensors")
+    assert all(np.array_equal(first.weights[name], second.weights[name]) for name in first.weights)
+    assert (first.info["epoch"], first.info["held_out_accuracy"]) == (second.info["epoch"],
+                                                                      second.info["held_out_accuracy"])
+    assert dominoes([*BC_RUN, "--out", str(killed)]) == 0  # a finished run: nothing left to train
+    again = load_weights(killed / "bc.safetensors")
+    assert all(np.array_equal(first.weights[name], again.weights[name]) for name in first.weights)
+    assert _log_rows(killed) == _log_rows(whole)
+
+
+@pytest.mark.torch
+def test_a_directory_holding_a_run_of_other_settings_or_a_damaged_resume_file_is_refused_in_one_line(root, tmp_path,
+                                                                                                     capsys):
+    out = tmp_path / "run"
+    run = ["train", "bc", "--dataset", "tiny/greedy-v0", "--epochs", "1", "--batch-size", "64", "--hidden", "32",
+           "--eval-hands", "0", "--no-progress", "--out", str(out)]
+    assert dominoes(run) == 0
+    log = (out / "log.csv").read_text()
+    capsys.readouterr()
+    _one_line(capsys, dominoes([*run, "--learning-rate", "0.01"]), "holds a run of another configuration")
+    _one_line(capsys, dominoes([*run, "--episodes", "30"]), "holds a run of another configuration")
+    assert (out / "log.csv").read_text() == log  # refused before anything is written
+    (out / "resume.pt").write_bytes(b"not a resume file")
+    _one_line(capsys, dominoes(run), "cannot be resumed")
+    (out / "resume.pt").unlink()
+    (out / "resume.pt").mkdir()
+    _one_line(capsys, dominoes(run), "resume.pt in it is a directory")

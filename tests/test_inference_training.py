@@ -94,3 +94,72 @@ def test_init_starts_from_a_file_s_weights_and_refuses_other_widths_in_one_line(
                      "--out", str(second)]) == 2
     err = capsys.readouterr().err.strip()
     assert "give --hidden 32" in err and len(err.splitlines()) == 1 and not second.exists(), err
+
+
+BELIEFS_RUN = ["train", "beliefs", "--players", "3", "--highest", "6", "--player", "greedy", "--positions", "3000",
+               "--hidden", "32", "--epochs", "3", "--batch-size", "128", "--dropout", "0.2", "--seed", "4",
+               "--no-progress"]
+
+
+def _log_rows(out):
+    """The log's rows, the training time left out (a resumed run's differs)."""
+    with open(out / "log.csv", newline="") as handle:
+        return [{key: value for key, value in row.items() if key != "seconds"} for row in csv.DictReader(handle)]
+
+
+@pytest.mark.parametrize("killed_at", ["after writing epoch 1", "before writing epoch 2"])
+def test_a_killed_run_plays_the_same_positions_again_and_ends_with_the_unbroken_run_s_weights(tmp_path, monkeypatch,
+                                                                                               capsys, killed_at):
+    """Killed once the resume file holds epoch 1 (the log holding epoch 1's rows, or epoch 2's too), the
+    same command plays the same positions (their checksum is part of the settings), goes on after
+    epoch 1 and ends with the unbroken run's weights and log, the dropout's draws included."""
+    from baselines.inference import cli
+
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert dominoes([*BELIEFS_RUN, "--out", str(whole)]) == 0
+    write = cli.save_torch_resume
+
+    def kill(path, format_name, config_json, state):
+        if state["epoch"] == 2:
+            raise KeyboardInterrupt  # as Ctrl-C does
+        write(path, format_name, config_json, state)
+        if killed_at == "after writing epoch 1":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "save_torch_resume", kill)
+    assert dominoes([*BELIEFS_RUN, "--out", str(killed)]) != 0
+    assert not (killed / "beliefs_3p_d6.safetensors").exists()
+    last = float(_log_rows(killed)[-1]["epoch"])
+    assert last == (1.0 if killed_at == "after writing epoch 1" else 2.0)
+    monkeypatch.setattr(cli, "save_torch_resume", write)
+    capsys.readouterr()
+    assert dominoes([*BELIEFS_RUN, "--out", str(killed)]) == 0
+    assert "going on after epoch 1" in capsys.readouterr().out
+    assert _log_rows(killed) == _log_rows(whole) and float(_log_rows(whole)[-1]["epoch"]) == 3.0
+    config = dominoes_env.make_config(3, 6)
+    first = load_weights(whole / "beliefs_3p_d6.safetensors", config)
+    second = load_weights(killed / "beliefs_3p_d6.safetensors", config)
+    assert all(np.array_equal(mine, theirs) for ours, resumed in zip(first.layers, second.layers)
+               for mine, theirs in zip(ours, resumed))
+    assert first.info["held_out_log_p"] == second.info["held_out_log_p"]
+
+
+def test_a_directory_holding_a_run_of_other_settings_or_a_damaged_resume_file_is_refused_in_one_line(tmp_path,
+                                                                                                     capsys):
+    out = tmp_path / "run"
+    run = ["train", "beliefs", "--players", "3", "--highest", "6", "--player", "greedy", "--positions", "2000",
+           "--hidden", "16", "--epochs", "1", "--seed", "4", "--no-progress", "--out", str(out)]
+    assert dominoes([*run, "--save-data", str(tmp_path / "positions.npz")]) == 0
+    assert dominoes([*run, "--data", str(tmp_path / "positions.npz")]) == 0  # the same positions: the same run
+    assert "going on after epoch 1" in capsys.readouterr().out
+    log = (out / "log.csv").read_text()
+    capsys.readouterr()
+    for other in (["--dropout", "0.1"], ["--seed", "5"], ["--keep", "0.5"]):
+        assert dominoes([*run, *other]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "holds a run of another configuration" in err and len(err.splitlines()) == 1, err
+    assert (out / "log.csv").read_text() == log  # refused before anything is written
+    (out / "resume.pt").write_bytes(b"not a resume file")
+    assert dominoes(run) == 2
+    err = capsys.readouterr().err.strip()
+    assert "cannot be resumed" in err and len(err.splitlines()) == 1, err

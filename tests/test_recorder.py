@@ -159,3 +159,28 @@ def test_a_directory_of_other_settings_or_a_damaged_resume_file_is_refused_in_on
     (out / "latest.json").write_text((out / "latest.json").read_text().replace("0", "1", 1))
     assert main([*SARSA, "--out", str(out)]) == 2
     assert "is not the file" in capsys.readouterr().err
+
+
+def test_the_lookahead_resumed_within_a_stage_against_its_previous_self_ends_as_an_unbroken_run(tmp_path, monkeypatch):
+    """The stage against "previous" plays the weights as they stood when it began: the resume
+    point keeps them, so a run killed within that stage plays the same opponent after it."""
+    from baselines.cli import main
+
+    words = ["train", "lookahead", "--players", "2", "--highest", "6", "--hands", "48", "--curriculum",
+             "random:0.34,previous:0.66", "--eval-every", "16", "--eval-hands", "4", "--eval-opponents", "random",
+             "--parallel-hands", "4", "--train-samples", "2", "--train-depth", "1", "--seed", "3", "--no-progress"]
+    assert main([*words, "--out", str(tmp_path / "whole")]) == 0
+    written_round = RunRecorder.on_round
+
+    def killed(self, hands, model, rng, extra=None):
+        written_round(self, hands, model, rng, extra)
+        if hands == 32:  # within the stage against its previous self, which began at hand 16
+            raise _Killed
+
+    monkeypatch.setattr(RunRecorder, "on_round", killed)
+    with pytest.raises(_Killed):
+        main([*words, "--out", str(tmp_path / "broken")])
+    monkeypatch.setattr(RunRecorder, "on_round", written_round)
+    assert main([*words, "--out", str(tmp_path / "broken")]) == 0
+    whole, broken = (json.loads((tmp_path / name / "lookahead.json").read_text()) for name in ("whole", "broken"))
+    assert whole["weights"] == broken["weights"]

@@ -14,9 +14,11 @@ shared loop build theirs from one description (:mod:`baselines.command_line.lear
 write what :mod:`baselines.learning.recorder` says (weights, ``log.csv``,
 ``learning_curve.png``, ``resume.json``); ppo, bc and beliefs have options of their own, and
 write their ``log.csv`` and ``learning_curve.png`` with the same recorder pieces. Every learner
-takes ``--out`` and ``--init``; td-lambda, sarsa, champion and ppo resume a killed run when the
-same command is run again (lookahead, bc and beliefs start afresh). A
-learner's heavy dependencies (torch) are imported only when its run starts.
+takes ``--out`` and ``--init``, and every one resumes a killed run when the same command is run
+again: td-lambda, sarsa and lookahead from their last round of evaluations, champion from its
+last finished generation, ppo from its last segment, bc and beliefs from their last finished
+epoch (ppo, bc and beliefs keep their state in ``resume.pt``). A learner's heavy dependencies
+(torch) are imported only when its run starts.
 """
 
 from __future__ import annotations

@@ -9,14 +9,18 @@ The table comes from the dataset; the network's shape options are ppo's (``--hid
 ``--activation``, ``--policy-head``: ``dominoes train ppo --init`` needs the same). It writes, in
 ``--out``: ``bc.safetensors`` (the epoch with the lowest held-out loss), ``log.csv`` (per epoch: the
 training and held-out cross-entropy and accuracy, and the margin in pips against each evaluation
-opponent) and ``learning_curve.png``.
+opponent), ``learning_curve.png`` and ``resume.pt`` (the fit's state after its last finished epoch:
+run the same command again after a kill and it goes on from there, ending with the weights an
+unbroken run ends with; a directory holding a run of other settings is refused).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +28,16 @@ from baselines.command_line import options
 from baselines.command_line.learner import require_torch
 from baselines.imitation.settings import MAX_BATCH, MAX_EPOCHS, CloningSettings
 from baselines.learning.options import add_dataclass_options, check_opponents, read_dataclass_options
-from baselines.learning.recorder import CURVE_NAME, LOG_NAME, RunLog, pyplot, save_curve
+from baselines.learning.recorder import (
+    CURVE_NAME,
+    LOG_NAME,
+    TORCH_RESUME_NAME,
+    RunLog,
+    load_torch_resume,
+    pyplot,
+    save_curve,
+    save_torch_resume,
+)
 from baselines.ppo.config import PPOConfig
 from dominoes_env import files
 from dominoes_env.core import validation
@@ -74,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     borrowed = read_dataclass_options(args, PPOConfig, PPO_FIELDS)
     eval_hands = options.count("--eval-hands", args.eval_hands, 0, 1_000_000)
     threads = options.count("--torch-threads", args.torch_threads, 1, 256)
-    out = files.check_output_directory("--out", args.out, (WEIGHTS_NAME, LOG_NAME, CURVE_NAME))
+    out = files.check_output_directory("--out", args.out, (WEIGHTS_NAME, LOG_NAME, CURVE_NAME, TORCH_RESUME_NAME))
     if eval_hands:
         check_opponents(set(borrowed.get("eval_opponents", PPOConfig().eval_opponents)), ())
     require_torch()
@@ -85,20 +98,22 @@ def run(args: argparse.Namespace) -> int:
     config = PPOConfig(game=data.config, **borrowed, eval_hands=max(eval_hands, data.config.num_players))
     import torch
 
-    from baselines.imitation.train import clone
+    from baselines.imitation.train import RESUME_FORMAT, clone
     from baselines.ppo.run import evaluation_rows, initial_weights
     from baselines.ppo.weights import save_weights
 
     init = initial_weights(args.init, config) if args.init is not None else None
+    identity = _identity(args, settings, config, data.rows, eval_hands)
+    resume = load_torch_resume(out / TORCH_RESUME_NAME, RESUME_FORMAT, identity)
+    done = int(resume.get("epoch", 0)) if resume is not None else 0
     torch.set_num_threads(threads)
     print(f"cloning {data.about.get('player')} at {describe_table(data.config)}: {data.rows:,} moves of "
-          f"{len(set(data.hands.tolist())):,} hands", flush=True)
+          f"{len(set(data.hands.tolist())):,} hands" + (f"; going on after epoch {done}" if done else ""), flush=True)
     log = RunLog(out / LOG_NAME, LOG_COLUMNS)
-    log.start(seconds_before=time.perf_counter() - begun)  # elapsed_s counts reading the dataset
-    fits: list[dict[str, Any]] = []
+    log.start(keep=(lambda row: isinstance(row["epoch"], int) and row["epoch"] <= done) if done else None,
+              seconds_before=time.perf_counter() - begun)  # elapsed_s counts reading the dataset
 
     def report(row: dict[str, Any], weights: Any) -> None:
-        fits.append(row)
         measured = evaluation_rows(weights, config) if eval_hands else []
         for shown in ({"kind": "fit", **row}, *({"epoch": row["epoch"], "rows": row["rows"], **e} for e in measured)):
             log.append({key: f"{value:.5g}" if isinstance(value, float) else value for key, value in shown.items()})
@@ -106,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"epoch {row['epoch']}: held-out loss {row.get('held_out_loss', float('nan')):.4f}, accuracy "
               f"{row.get('held_out_accuracy', float('nan')):.3f}" + (f"; {margins}" if margins else ""), flush=True)
 
-    best = clone(data, config, settings, report, progress=not args.no_progress, init=init)
-    chosen = min(fits, key=lambda row: row.get("held_out_loss", -row["epoch"]))
+    best, chosen = clone(data, config, settings, report, progress=not args.no_progress, init=init, resume=resume,
+                         save_resume=lambda state: save_torch_resume(out / TORCH_RESUME_NAME, RESUME_FORMAT,
+                                                                     identity, state))
     info = {"command": _command(args, out), "dataset": args.dataset, "teacher": data.about.get("player"),
             "dataset_command": data.about.get("command"), "rows": data.rows, "epoch": chosen["epoch"],
             "held_out_accuracy": round(chosen.get("held_out_accuracy", float("nan")), 4),
@@ -116,6 +132,15 @@ def run(args: argparse.Namespace) -> int:
     _plot(log.rows, out / CURVE_NAME, f"{data.about.get('player')} at {describe_table(data.config)}")
     print(f"wrote {path} (epoch {chosen['epoch']}), {LOG_NAME} and {CURVE_NAME} in {out}")
     return 0
+
+
+def _identity(args: argparse.Namespace, settings: CloningSettings, config: PPOConfig, rows: int,
+              eval_hands: int) -> str:
+    """The run's settings as JSON: what a run that goes on from a ``resume.pt`` must share with the
+    run that wrote it (the dataset's id and size, the fit, the network, the evaluations, the
+    initial weights; not the threads, the progress bar or the directory)."""
+    return json.dumps({"dataset": args.dataset, "episodes": args.episodes, "rows": rows, "fit": asdict(settings),
+                       "ppo": config.to_dict(), "eval_hands": eval_hands, "init": args.init}, sort_keys=True)
 
 
 def _command(args: argparse.Namespace, out: Path) -> str:

@@ -7,11 +7,14 @@ cross-entropy of the move played among the legal moves (a forced move teaches no
 nothing); the value head learns, beside it, what the hand paid every seat (scaled as PPO scales
 rewards), so that PPO starts with a critic that already knows the game. A share of the hands is
 held out; after every epoch the held-out loss and accuracy are measured, and the weights that did
-best there are the ones kept.
+best there are the ones kept. After every epoch, too, :func:`clone` hands over what it carries to
+the next (:data:`RESUME_FORMAT`), so that a killed run goes on from its last finished epoch and
+ends with exactly the weights an unbroken run ends with.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -27,6 +30,8 @@ from baselines.ppo.heads import HEADS, PolicyHead
 from baselines.ppo.network import ActorCritic
 from baselines.ppo.weights import PPOWeights
 
+#: The format of the state :func:`clone` carries between epochs (``dominoes train bc``'s ``resume.pt``)
+RESUME_FORMAT = "dominoes-bc-resume/1"
 #: Rows per pass when measuring (no gradients): larger than a training batch, bounded in memory.
 MEASURE_ROWS = 8192
 
@@ -109,26 +114,35 @@ def _figures(totals: np.ndarray, rows: int) -> dict[str, float]:
 
 def clone(data: Demonstrations, config: PPOConfig, settings: CloningSettings,
           report: Callable[[dict[str, Any], PPOWeights], None], progress: bool = False,
-          init: PPOWeights | None = None) -> PPOWeights:
+          init: PPOWeights | None = None, resume: dict[str, Any] | None = None,
+          save_resume: Callable[[dict[str, Any]], None] | None = None) -> tuple[PPOWeights, dict[str, Any]]:
     """Fit the network to `data`'s moves (from `init`'s weights, where given: checked to be of `config`'s
-    network by :func:`baselines.ppo.run.initial_weights`); after each epoch `report(row, weights)`.
-    Returns the weights of the epoch with the lowest held-out loss (the last epoch's with no hand held out)."""
+    network by :func:`baselines.ppo.run.initial_weights`); after each epoch `report(row, weights)`, then
+    `save_resume(state)` with what the loop carries to the next epoch. `resume`: such a state, read
+    back (:func:`baselines.learning.recorder.load_torch_resume`): the fit goes on after its epoch and
+    ends with exactly the weights an unbroken fit ends with.
+    Returns the weights of the epoch with the lowest held-out loss (the last epoch's with no hand
+    held out) and that epoch's row.
+
+    Raises:
+        ValueError: no hand is left to train on, or `resume` is not a state this fit wrote (one line).
+    """
     fit = Fit(config, settings, data, init)
     training, held = data.split(settings.held_out, settings.seed)
     if training.size == 0:
         raise ValueError(f"no hand is left to train on with --held-out {settings.held_out}")
     order = np.random.default_rng(settings.seed)
     batches = math.ceil(training.size / settings.batch_size)
-    total_steps, step = settings.epochs * batches, 0
-    best: tuple[float, PPOWeights] | None = None
+    total_steps = settings.epochs * batches
+    done, best = _restore(resume, fit, order) if resume is not None else (0, None)
     begun = time.perf_counter()
-    for epoch in range(1, settings.epochs + 1):
+    for epoch in range(done + 1, settings.epochs + 1):
         totals = np.zeros(4)
         shuffled = order.permutation(training)
-        for start in _bar(range(0, training.size, settings.batch_size), progress, f"epoch {epoch}"):
+        for k, start in enumerate(_bar(range(0, training.size, settings.batch_size), progress, f"epoch {epoch}")):
+            step = (epoch - 1) * batches + k
             rate = settings.learning_rate * 0.5 * (1 + math.cos(math.pi * step / total_steps))
             totals += fit.step(shuffled[start:start + settings.batch_size], rate)
-            step += 1
         row = {"epoch": epoch, "rows": epoch * training.size, **_prefixed("train", _figures(totals, training.size))}
         if held.size:
             row.update(_prefixed("held_out", fit.measure(held)))
@@ -137,9 +151,46 @@ def clone(data: Demonstrations, config: PPOConfig, settings: CloningSettings,
         report(row, weights)
         score = row.get("held_out_loss", -epoch)
         if best is None or score < best[0]:
-            best = (score, weights)
+            best = (score, weights, row)
+        if save_resume is not None:
+            save_resume(_carried(epoch, fit, order, best))
     assert best is not None
-    return best[1]
+    return best[1], best[2]
+
+
+#: The best epoch so far: (its held-out loss, its weights, its row)
+Best = tuple[float, PPOWeights, dict[str, Any]]
+
+
+def _carried(epoch: int, fit: Fit, order: np.random.Generator, best: Best) -> dict[str, Any]:
+    """What the fit carries from `epoch` to the next: the network, the optimiser, the generator that
+    orders the rows, torch's (nothing draws from it after the initial weights: kept all the same),
+    and the best epoch so far."""
+    score, weights, row = best
+    return {"epoch": epoch, "network": fit.network.state_dict(), "optimiser": fit.optimiser.state_dict(),
+            "order": json.dumps(order.bit_generator.state), "torch_rng": torch.get_rng_state(),
+            "best_score": float(score),
+            "best_row": {key: value.item() if isinstance(value, np.generic) else value for key, value in row.items()},
+            "best_weights": {name: torch.from_numpy(array) for name, array in weights.weights.items()}}
+
+
+def _restore(state: dict[str, Any], fit: Fit, order: np.random.Generator) -> tuple[int, Best]:
+    """Put the fit where :func:`_carried`'s `state` left it: (the epochs done, the best so far).
+
+    Raises:
+        ValueError: the state lacks a part, or its tensors do not fit this network (one line).
+    """
+    try:
+        fit.network.load_state_dict(state["network"])
+        fit.optimiser.load_state_dict(state["optimiser"])
+        order.bit_generator.state = json.loads(state["order"])
+        torch.set_rng_state(state["torch_rng"])
+        weights = {name: tensor.numpy() for name, tensor in state["best_weights"].items()}
+        best = (float(state["best_score"]), PPOWeights(weights, fit.config, {}), dict(state["best_row"]))
+        return int(state["epoch"]), best
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as error:
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"the resume file is not one this fit wrote: {reason}") from None
 
 
 def _prefixed(prefix: str, figures: dict[str, float]) -> dict[str, float]:

@@ -7,16 +7,26 @@ It plays hands with the `--player` in every seat (seeds from `--seed` on), keeps
 every seat with the true deal as its label (:mod:`baselines.inference.data`), and trains the
 network on them (:mod:`baselines.inference.train`). It writes, in `--out`: the weights
 (``beliefs_TABLE.safetensors``, the name the package ships them under), ``log.csv`` (the held-out
-score against the uniform kind's, ten times an epoch) and ``learning_curve.png``.
+score against the uniform kind's, ten times an epoch), ``learning_curve.png`` and ``resume.pt``
+(the training's state after its last finished epoch). Run the same command again after a kill and
+it plays the same positions again (the same seeds, the same players; or reads them back, with
+``--data`` where ``--save-data`` kept them: their checksum is part of the run's settings), then
+goes on from that epoch to the weights an unbroken run ends with; a directory holding a run of
+other settings is refused in one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import shlex
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from baselines.command_line import options
 from baselines.command_line.learner import require_torch
@@ -29,13 +39,22 @@ from baselines.inference.network import (
     save_weights,
     shipped_weights_file,
 )
-from baselines.inference.train import TrainingSettings, train
+from baselines.inference.train import RESUME_FORMAT, TrainingSettings, train
 from baselines.learning.files import table_tag
-from baselines.learning.recorder import CURVE_NAME, LOG_NAME, RunLog, pyplot, save_curve
+from baselines.learning.recorder import (
+    CURVE_NAME,
+    LOG_NAME,
+    TORCH_RESUME_NAME,
+    RunLog,
+    load_torch_resume,
+    pyplot,
+    save_curve,
+    save_torch_resume,
+)
 from baselines.policies import registry, specs
 from dominoes_env import files
 from dominoes_env.core import validation
-from dominoes_env.core.config import describe_table, table_arguments
+from dominoes_env.core.config import GameConfig, describe_table, table_arguments
 
 #: One line for ``dominoes train --help``.
 HELP = "the beliefs' tile-location network, supervised on self-play deals (needs torch)"
@@ -108,51 +127,81 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--init {args.init}: its hidden widths are {','.join(map(str, init.hidden))}, this run's "
                              f"{','.join(map(str, settings.hidden))}; give --hidden {','.join(map(str, init.hidden))}")
     require_torch()
-    out = files.check_output_directory("--out", args.out, (LOG_NAME, CURVE_NAME, f"{SHIPPED_NAME}_{tag}.safetensors"))
+    out = files.check_output_directory("--out", args.out, (LOG_NAME, CURVE_NAME, f"{SHIPPED_NAME}_{tag}.safetensors",
+                                                           TORCH_RESUME_NAME))
     if args.save_data is not None:
         files.check_output_file("--save-data", args.save_data)
     import torch
 
     torch.set_num_threads(threads)
     started = time.perf_counter()
-    if args.data is not None:
-        data = Positions.load(args.data)
-        if data.places.shape[1] != config.num_tiles:
-            raise ValueError(f"--data {args.data!r} holds positions of another table than {describe_table(config)}")
-    else:
-        from tqdm import tqdm
-
-        print(f"playing {positions:,} positions of {describe_table(config)} ({args.player} in every seat)...")
-        with tqdm(total=positions, unit=" positions", disable=args.no_progress) as bar:
-            data = self_play_positions(config, positions, seed, args.player, keep, bar.update)
-        if args.save_data:
-            data.save(args.save_data)
+    data = _positions(args, config, positions, seed, keep)
     played = time.perf_counter() - started
-    rows: list[dict[str, Any]] = []
+    identity = _identity(args, config, settings, data)
+    resume_path = out / TORCH_RESUME_NAME
+    resume = load_torch_resume(resume_path, RESUME_FORMAT, identity)
+    done = int(resume.get("epoch", 0)) if resume is not None else 0
+    if done:
+        print(f"going on after epoch {done} ({resume_path})", flush=True)
     run_log = RunLog(out / LOG_NAME, LOG_COLUMNS)
-    run_log.start()
+    run_log.start(keep=(lambda row: isinstance(row["epoch"], (int, float)) and row["epoch"] <= done) if done else None)
 
     def log(row: dict[str, Any]) -> None:
-        rows.append(row)
         run_log.append({key: round(value, 5) if isinstance(value, float) else value for key, value in row.items()})
         print(f"epoch {row['epoch']:.2f}: held-out log p {row['held_out_log_p']:.4f} "
               f"(uniform {row['held_out_uniform_log_p']:.4f}), {row['seconds']:.0f} s", flush=True)
 
-    weights = train(config, data, settings, log, init)
+    weights = train(config, data, settings, log, init, resume=resume,
+                    save_resume=lambda state: save_torch_resume(resume_path, RESUME_FORMAT, identity, state))
     command = shlex.join(["dominoes", "train", "beliefs", *shlex.split(table_arguments(config)), "--seed", str(seed),
                           "--positions", str(positions), "--keep", str(keep), "--player", args.player,
                           "--hidden", ",".join(map(str, settings.hidden)), "--epochs", str(settings.epochs),
                           "--dropout", str(settings.dropout), "--weight-decay", str(settings.weight_decay),
                           *(["--init", args.init] if args.init is not None else []), "--out", str(out)])
+    last = run_log.rows[-1]  # as the log holds it (a resumed run's earlier epochs included)
     info = {"command": command, "positions": int(data.places.shape[0]), "hands": int(data.hands.max()) + 1,
-            "seconds_playing": round(played, 1), "seconds_training": round(rows[-1]["seconds"], 1),
-            "held_out_log_p": round(rows[-1]["best_held_out_log_p"], 5),
-            "held_out_uniform_log_p": round(rows[-1]["held_out_uniform_log_p"], 5)}
+            "seconds_playing": round(played, 1), "seconds_training": round(last["seconds"], 1),
+            "held_out_log_p": round(last["best_held_out_log_p"], 5),
+            "held_out_uniform_log_p": round(last["held_out_uniform_log_p"], 5)}
     weights = type(weights)(weights.config, weights.hidden, weights.layers, info)
     path = save_weights(out / f"{SHIPPED_NAME}_{tag}.safetensors", weights)
-    _plot(rows, out / CURVE_NAME, describe_table(config))
+    _plot(run_log.rows, out / CURVE_NAME, describe_table(config))
     print(f"wrote {path}, log.csv and learning_curve.png in {out}")
     return 0
+
+
+def _positions(args: argparse.Namespace, config: GameConfig, positions: int, seed: int, keep: float) -> Positions:
+    """The run's positions: read from ``--data``, or played (the same ones every time for the same
+    options: hand k dealt with seed + k, every player seeded), and kept where ``--save-data`` says.
+
+    Raises:
+        ValueError: ``--data`` holds positions of another table.
+    """
+    if args.data is not None:
+        data = Positions.load(args.data)
+        if data.places.shape[1] != config.num_tiles:
+            raise ValueError(f"--data {args.data!r} holds positions of another table than {describe_table(config)}")
+        return data
+    from tqdm import tqdm
+
+    print(f"playing {positions:,} positions of {describe_table(config)} ({args.player} in every seat)...")
+    with tqdm(total=positions, unit=" positions", disable=args.no_progress) as bar:
+        data = self_play_positions(config, positions, seed, args.player, keep, bar.update)
+    if args.save_data:
+        data.save(args.save_data)
+    return data
+
+
+def _identity(args: argparse.Namespace, config: GameConfig, settings: TrainingSettings, data: Positions) -> str:
+    """The run's settings as JSON: what a run that goes on from a ``resume.pt`` must share with the
+    run that wrote it: the table, the positions (their checksum, however they came: played again,
+    or read back with ``--data``), the training and the initial weights; not the threads, the
+    progress bar or the directory."""
+    digest = hashlib.sha256()
+    for array in (data.observations, data.marginals, data.places, data.hands):
+        digest.update(np.ascontiguousarray(array).data)
+    return json.dumps({"table": table_arguments(config), "positions_sha256": digest.hexdigest(),
+                       "training": asdict(settings), "init": args.init}, sort_keys=True)
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, table: str) -> None:

@@ -6,12 +6,13 @@ A learner on the shared loop writes, through a :class:`RunRecorder`: the progres
 round of evaluations, ``resume.json`` beside them (:class:`ResumePoint`: where the run goes on
 from when the same command is run again after a kill), and ``learning_curve.png`` (own mean pips
 per hand against the opponents' over training), all in its ``--out`` directory. PPO's run
-(:mod:`baselines.ppo.run`) keeps its own columns, curve (margins against steps and wall time)
-and resume payload (the optimiser's and the pool's tensors, in torch's format), and writes them
-with the same pieces: :class:`RunLog` (rows on disk as they come, the rows a resumed run keeps
-written back whole, the wall time across sessions) and :func:`save_curve`. Every learner
-resumes the same way: run the same command again; a directory holding a run of other settings
-is refused in one line.
+(:mod:`baselines.ppo.run`) keeps its own columns and curve (margins against steps and wall time),
+and ``dominoes train bc`` and ``beliefs`` theirs (by epoch); they write them with the same
+pieces: :class:`RunLog` (rows on disk as they come, the rows a resumed run keeps written back
+whole, the wall time across sessions) and :func:`save_curve`, and their resume state (the
+network's and the optimiser's tensors: ``resume.pt``, in torch's format) with
+:func:`save_torch_resume` and :func:`load_torch_resume`. Every learner resumes the same way: run
+the same command again; a directory holding a run of other settings is refused in one line.
 
 An evaluation row is the shared harness's (:func:`baselines.harness.evaluate.evaluate`):
 ``win_rate`` is its ``won``, the share of hands won as :mod:`baselines.harness.outcomes` defines
@@ -28,7 +29,7 @@ import io
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,10 @@ class Learner:
 LOG_NAME, CURVE_NAME, RESUME_NAME = "log.csv", "learning_curve.png", "resume.json"
 RESUME_FORMAT = "dominoes-resume/1"
 RESUME_LIMIT = 2**20  #: the most a resume file may be (it holds a few numbers and the configuration)
+#: The resume file of a torch learner (ppo, bc, beliefs): :func:`save_torch_resume`.
+TORCH_RESUME_NAME = "resume.pt"
+#: The most a torch resume file may be (a network, its optimiser's moments, PPO's pool of earlier networks)
+TORCH_RESUME_LIMIT = 2**34
 #: The columns every learner's log starts with (a learner adds its own figures).
 LOG_COLUMNS = ("hands", "kind", "opponent", "own_pips", "opponent_pips", "win_rate")
 _DIGITS = {"own_pips": 3, "opponent_pips": 3, "win_rate": 4, "td_error": 4, "fit_error": 4, "hands_per_s": 1,
@@ -90,6 +95,7 @@ class ResumePoint:
     done: int  #: hands trained at that round
     rng: dict[str, Any]  #: the run's numpy generator's state then (``bit_generator.state``)
     weights: Path  #: the latest weights, written at that round
+    extra: dict[str, Any] = field(default_factory=dict)  #: what else the learner carries between chunks (JSON)
 
 
 class RunRecorder:
@@ -147,7 +153,10 @@ class RunRecorder:
         if not matches:
             raise ValueError(f"--out: {weights} is not the file {path} was written with (the run was killed while "
                              f"writing it); start again with another --out")
-        return ResumePoint(done, rng, weights)
+        extra = state.get("extra", {})
+        if not isinstance(extra, dict):
+            raise ValueError(f"--out: {path} cannot be resumed: its extra state is not a JSON object")
+        return ResumePoint(done, rng, weights, extra)
 
     def start(self, save_latest: Callable[[Path, Any, dict[str, Any]], Any], latest_name: str,
               resume: bool | ResumePoint | None = False) -> None:
@@ -220,16 +229,17 @@ class RunRecorder:
         if evaluated == len(self.config.eval_opponents):  # the round is complete: draw it once
             plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
 
-    def on_round(self, hands: int, model: Any, rng: Any) -> None:
+    def on_round(self, hands: int, model: Any, rng: Any, extra: dict[str, Any] | None = None) -> None:
         """A round of evaluations is complete: write the model as the latest weights, then the resume
-        point (:class:`ResumePoint`), each whole (a kill leaves the old file or the new one)."""
+        point (:class:`ResumePoint`, with `extra`: what else the learner carries between chunks, as
+        JSON), each whole (a kill leaves the old file or the new one)."""
         assert self.save_latest is not None
         weights = self.out / self.latest_name
         if hands != self.latest_saved_at:
             self.save_latest(weights, model, {"hands_trained": hands, "seconds": round(self.elapsed(), 1)})
             self.latest_saved_at = hands
         state = {"format": RESUME_FORMAT, "learner": self.learner.policy, "config": self.config.to_dict(),
-                 "done": hands, "rng": rng.bit_generator.state,
+                 "done": hands, "rng": rng.bit_generator.state, "extra": extra or {},
                  "sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}
         files.write_atomically(self.out / RESUME_NAME, json.dumps(state, sort_keys=True).encode())
 
@@ -237,6 +247,47 @@ class RunRecorder:
         if self.bar is not None:
             self.bar.close()
         plot_learning_curve(self.rows, self.out / CURVE_NAME, self.learner.policy)
+
+
+def save_torch_resume(path: Path, format_name: str, config_json: str, state: dict[str, Any]) -> None:
+    """Write a torch learner's resume file (``resume.pt``): `state` (tensors, numbers, text, and dicts
+    and lists of them: what ``torch.load(weights_only=True)`` reads back) beside its format and the
+    run's configuration as JSON, whole (a kill leaves the old file or the new one).
+    :func:`load_torch_resume` reads it back."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save({**state, "format": format_name, "config": config_json}, buffer)
+    files.write_atomically(path, buffer.getvalue())
+
+
+def load_torch_resume(path: Path, format_name: str, config_json: str, device: Any = "cpu") -> dict[str, Any] | None:
+    """The state :func:`save_torch_resume` wrote at `path` (tensors on `device`), or None where there
+    is no file (a new run).
+
+    Raises:
+        ValueError: the file is damaged or not of `format_name`, or holds a run of another
+            configuration than `config_json` (one line).
+    """
+    import torch
+
+    try:
+        data = files.read_regular_file(path, TORCH_RESUME_LIMIT)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, files.FileRefused) as error:
+        raise ValueError(f"--out: {path} cannot be resumed: {files.why_unreadable(error)}") from None
+    try:
+        state = torch.load(io.BytesIO(data), weights_only=True, map_location=device)
+        if not isinstance(state, dict) or state.get("format") != format_name:
+            raise ValueError(f"not a resume file (format {format_name!r})")
+    except Exception as error:  # whatever torch makes of a damaged file: one line
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"--out: {path} cannot be resumed: {reason}") from None
+    if state.get("config") != config_json:
+        raise ValueError(f"--out: {path.parent} holds a run of another configuration; give the same options to "
+                         f"resume it, or another --out")
+    return state
 
 
 #: The most a log read back on resuming may be (a PPO run writes a row every 250,000 steps: a few

@@ -36,14 +36,15 @@ class TrainingLog:
         on_evaluation: after every evaluation: (hands trained, opponent, the harness's
             result, the learner's current model: what the command line saves as the latest).
         on_round: after every complete round of evaluations, by a learner that can resume:
-            (hands trained, its model, its random generator), what a run resumed from there
-            needs (:class:`~baselines.learning.recorder.ResumePoint`).
+            (hands trained, its model, its random generator, and optionally a JSON dict of what
+            else it carries between chunks), what a run resumed from there needs
+            (:class:`~baselines.learning.recorder.ResumePoint`).
     """
 
     on_hand: Callable[[HandRecord], None] | None = None
     on_progress: Callable[[dict[str, Any]], None] | None = None
     on_evaluation: Callable[[int, str, EvaluationResult, Any], None] | None = None
-    on_round: Callable[[int, Any, np.random.Generator], None] | None = None
+    on_round: Callable[..., None] | None = None
 
 
 @dataclass(frozen=True)

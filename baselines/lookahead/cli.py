@@ -3,10 +3,6 @@ the options are :class:`~baselines.lookahead.config.LookaheadConfig`'s fields
 (:mod:`baselines.command_line.learner`).
 
     dominoes train lookahead --hands 12000 --out runs/lookahead
-
-The one learner that does not resume: a stage against "previous" plays the weights frozen at
-the stage's start, which a run killed within the stage no longer has, so the same command run
-again starts afresh (its runs take minutes, not hours).
 """
 
 from __future__ import annotations
@@ -27,8 +23,7 @@ def train(config: Any, args: argparse.Namespace, recorder: RunRecorder) -> str:
     """A JSON weights file."""
     from baselines.lookahead import learner, weights
 
-    return train_linear(config, args, recorder, weights.LookaheadWeights,
-                        lambda config, log, initial, resume: learner.train(config, log, initial))
+    return train_linear(config, args, recorder, weights.LookaheadWeights, learner.train)
 
 
 LEARNER = Learner("lookahead", LookaheadConfig,

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from baselines.learning.run import TrainingLog, chunks, evaluate_against, hand_statistics
+from baselines.learning.recorder import ResumePoint
+from baselines.learning.run import TrainingLog, chunks, evaluate_against, hand_statistics, resume_generator
 from baselines.learning.tables import HandRecord, Tables, play_learning_hands
 from baselines.lookahead.config import PREVIOUS, LookaheadConfig
 from baselines.lookahead.evaluation import LinearEvaluation
@@ -141,24 +142,31 @@ class _SearchLearner:
 
 # --------------------------------------------------------------------------- training
 def train(config: LookaheadConfig, log: TrainingLog | None = None,
-          initial: LookaheadWeights | None = None) -> LookaheadWeights:
-    """Learn the evaluation through the curriculum; returns the trained weights.
+          initial: LookaheadWeights | None = None, resume: ResumePoint | None = None) -> LookaheadWeights:
+    """Learn the evaluation through the curriculum; returns the trained weights. `resume`: go on
+    from a killed run's last round of evaluations (`initial` then holds its weights; its point
+    keeps the weights a "previous" stage under way was frozen with).
 
     Raises:
         ValueError: an opponent that is not a registered policy (or "previous", or "self").
     """
     config.check_opponents()
     log = log or TrainingLog()
-    rng = np.random.default_rng(config.seed)
+    rng = resume_generator(config.seed, resume.rng if resume is not None else None)
     w = np.zeros(NUM_FEATURES) if initial is None else initial.w.copy()
     weights = LookaheadWeights(w, config)
     regression = Regression(w)
     with tempfile.TemporaryDirectory(prefix="lookahead-previous-") as frozen_dir:
-        stage, opponent_spec = None, ""
+        stage, opponent_spec, frozen = None, "", None
+        if resume is not None and resume.extra.get("stage") is not None:  # the stage under way, as it began
+            stage, frozen = resume.extra["stage"], resume.extra.get("frozen")
+            begun = LookaheadWeights(np.array(frozen, dtype=np.float64), config) if frozen is not None else weights
+            opponent_spec = _stage_opponents(stage, begun, config, Path(frozen_dir))
         started = time.perf_counter()
-        for chunk in chunks(config):
+        for chunk in chunks(config, after=resume.done if resume is not None else 0):
             if chunk.opponent != stage:
                 stage = chunk.opponent
+                frozen = w.tolist() if stage == PREVIOUS else None
                 opponent_spec = _stage_opponents(stage, weights, config, Path(frozen_dir))
             chunk_start = time.perf_counter()
             done_before = chunk.done - chunk.hands
@@ -180,6 +188,8 @@ def train(config: LookaheadConfig, log: TrainingLog | None = None,
                     result = evaluate_against(player, config, name, config.eval_hands)
                     if log.on_evaluation is not None:
                         log.on_evaluation(chunk.done, name, result, current)
+                if log.on_round is not None:
+                    log.on_round(chunk.done, current, rng, {"stage": stage, "frozen": frozen})
     return LookaheadWeights(w.copy(), config, {"hands_trained": config.hands,
                                                "seconds": round(time.perf_counter() - started, 1)})
 

@@ -21,7 +21,6 @@ what is PPO's own is here: the columns, which rows a resumed run keeps, and what
 
 from __future__ import annotations
 
-import io
 import math
 import time
 from collections.abc import Callable
@@ -33,7 +32,16 @@ import torch
 
 from baselines.harness.evaluate import evaluate
 from baselines.harness.threads import ThreadChooser, thread_candidates
-from baselines.learning.recorder import CURVE_NAME, LOG_NAME, RunLog, pyplot, save_curve
+from baselines.learning.recorder import (
+    CURVE_NAME,
+    LOG_NAME,
+    TORCH_RESUME_NAME,
+    RunLog,
+    load_torch_resume,
+    pyplot,
+    save_curve,
+    save_torch_resume,
+)
 from baselines.learning.run import EVALUATION_SEED
 from baselines.policies import registry, specs
 from baselines.ppo.config import PPOConfig
@@ -43,7 +51,7 @@ from baselines.ppo.weights import PPOWeights, load_weights, save_weights, shippe
 from dominoes_env import files
 from dominoes_env.core.config import describe_table
 
-LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = "latest.safetensors", "ppo.safetensors", "resume.pt"
+LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = "latest.safetensors", "ppo.safetensors", TORCH_RESUME_NAME
 LOG_COLUMNS = ("steps", "kind", "opponent", "steps_per_second", "margin", "margin_ci95", "own_pips", "opponent_pips",
                "won", "entropy", "policy_loss", "value_loss", "approx_kl", "clip_fraction", "learning_rate",
                "elapsed_s")
@@ -103,12 +111,11 @@ def evaluation_rows(weights: PPOWeights, config: PPOConfig) -> list[dict[str, An
 
 
 def save_resume(path: Path, trainer: Trainer, steps: int, segment: int) -> None:
-    state = {"format": RESUME_FORMAT, "config": trainer.config.to_json(), "steps": steps, "segment": segment,
-             "network": trainer.network.state_dict(), "optimiser": trainer.optimiser.state_dict(),
-             "pool": _tensors(trainer.seats.state()) if trainer.seats is not None else {}}
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    files.write_atomically(path, buffer.getvalue())
+    """Write the trainer's state at a segment's end (:func:`~baselines.learning.recorder.save_torch_resume`)."""
+    save_torch_resume(path, RESUME_FORMAT, trainer.config.to_json(),
+                      {"steps": steps, "segment": segment, "network": trainer.network.state_dict(),
+                       "optimiser": trainer.optimiser.state_dict(),
+                       "pool": _tensors(trainer.seats.state()) if trainer.seats is not None else {}})
 
 
 def load_resume(path: Path, trainer: Trainer) -> tuple[int, int]:
@@ -117,18 +124,9 @@ def load_resume(path: Path, trainer: Trainer) -> tuple[int, int]:
     Raises:
         ValueError: the file is damaged, or holds a run of another configuration.
     """
-    if not path.is_file():
+    state = load_torch_resume(path, RESUME_FORMAT, trainer.config.to_json(), trainer.device)
+    if state is None:
         return 0, 0
-    try:
-        state = torch.load(path, weights_only=True, map_location=trainer.device)
-        if state.get("format") != RESUME_FORMAT:
-            raise ValueError(f"not a resume file (format {RESUME_FORMAT!r})")
-    except Exception as error:  # whatever torch makes of a damaged file: one line
-        reason = (str(error).splitlines() or [type(error).__name__])[0]
-        raise ValueError(f"--out: {path} cannot be resumed: {reason}") from None
-    if state["config"] != trainer.config.to_json():
-        raise ValueError(f"--out: {path.parent} holds a run of another configuration; give the same options to "
-                         f"resume it, or another --out")
     trainer.network.load_state_dict(state["network"])
     trainer.optimiser.load_state_dict(state["optimiser"])
     if trainer.seats is not None:
