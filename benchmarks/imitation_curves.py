@@ -48,7 +48,8 @@ def main() -> None:
     parser.add_argument("--curve", nargs="+", action="append", required=True, metavar="LABEL START LOG",
                         help="a run: its label, where it starts (none, dataset:SECONDS or a curve's label), its logs")
     parser.add_argument("--opponent", default="td_lambda")
-    parser.add_argument("--title", default="")
+    parser.add_argument("--title", default="", help="the table, after the heading")
+    parser.add_argument("--heading", default="imitation then RL against PPO from scratch", help="the figure's heading")
     parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
     args = parser.parse_args()
 
@@ -77,7 +78,7 @@ def main() -> None:
         axis.grid(alpha=0.3)
     axes[0].set_ylabel(f"pips a hand minus {args.opponent}'s (lower is better)")
     axes[0].legend(fontsize=8)
-    figure.suptitle(f"imitation then RL against PPO from scratch{': ' + args.title if args.title else ''}")
+    figure.suptitle(f"{args.heading}{': ' + args.title if args.title else ''}")
     figure.tight_layout()
     save_curve(figure, args.out, dpi=100)
     print(f"wrote {args.out}")
