@@ -1,4 +1,5 @@
-"""Shared helpers of the tests: golden hands, positions, and running the library examples."""
+"""Shared helpers of the tests: golden hands, positions, running the library examples, torch on one
+thread, and a run interrupted where a test says."""
 
 from __future__ import annotations
 
@@ -17,6 +18,36 @@ DATA = Path(__file__).resolve().parent / "data"
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """torch on one thread for the test (the trainers' tests: determinism and this 2-core machine), then as it was."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def interrupt_at(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
+                 before: Callable[..., bool] = lambda *args: False,
+                 after: Callable[..., bool] = lambda *args: False) -> Callable[..., object]:
+    """Make ``owner.name`` raise KeyboardInterrupt (as Ctrl-C does) before it runs where `before(*args)`
+    holds, or once it has run where `after(*args)` holds: a run killed at a chosen point. Returns
+    the original, for the test to put back before it runs the same command again."""
+    original = getattr(owner, name)
+
+    def interrupted(*args: object) -> object:
+        if before(*args):
+            raise KeyboardInterrupt
+        result = original(*args)
+        if after(*args):
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(owner, name, interrupted)
+    return original
 
 def load_golden_hands() -> list[dict]:
     """The golden hands (tests/data/golden_hands.jsonl), one dict per recorded hand."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.usefixtures("one_torch_thread")]
 torch = pytest.importorskip("torch")
 
 import dominoes_env  # noqa: E402
@@ -17,14 +17,6 @@ from baselines.ppo.dmc import DMCTrainer  # noqa: E402
 from baselines.ppo.run import train_run  # noqa: E402
 
 TABLE = dominoes_env.make_config(2, 6)
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def small(**changes) -> PPOConfig:

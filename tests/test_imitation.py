@@ -11,6 +11,8 @@ import pytest
 
 minari = pytest.importorskip("minari")  # the minari extra; .ci/run installs it and runs this file again
 
+from conftest import interrupt_at  # noqa: E402
+
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.imitation import load_demonstrations  # noqa: E402
 from dominoes_env.core.config import make_config  # noqa: E402
@@ -161,16 +163,8 @@ def test_a_killed_run_goes_on_from_its_last_finished_epoch_to_the_unbroken_run_s
 
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     assert dominoes([*BC_RUN, "--out", str(whole)]) == 0
-    write = cli.save_torch_resume
-
-    def kill(path, format_name, config_json, state):
-        if state["epoch"] == 2:
-            raise KeyboardInterrupt  # as Ctrl-C does
-        write(path, format_name, config_json, state)
-        if killed_at == "after writing epoch 1":
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli, "save_torch_resume", kill)
+    write = interrupt_at(monkeypatch, cli, "save_torch_resume", before=lambda *args: args[-1]["epoch"] == 2,
+                         after=lambda *args: killed_at == "after writing epoch 1")
     assert dominoes([*BC_RUN, "--out", str(killed)]) != 0
     assert not (killed / "bc.safetensors").exists()
     logged = {row["epoch"] for row in _log_rows(killed)}

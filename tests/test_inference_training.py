@@ -13,6 +13,8 @@ pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
+from conftest import interrupt_at  # noqa: E402
+
 import dominoes_env  # noqa: E402
 from baselines.cli import main as dominoes  # noqa: E402
 from baselines.inference.beliefs import NetworkBeliefs  # noqa: E402
@@ -117,16 +119,8 @@ def test_a_killed_run_plays_the_same_positions_again_and_ends_with_the_unbroken_
 
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     assert dominoes([*BELIEFS_RUN, "--out", str(whole)]) == 0
-    write = cli.save_torch_resume
-
-    def kill(path, format_name, config_json, state):
-        if state["epoch"] == 2:
-            raise KeyboardInterrupt  # as Ctrl-C does
-        write(path, format_name, config_json, state)
-        if killed_at == "after writing epoch 1":
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli, "save_torch_resume", kill)
+    write = interrupt_at(monkeypatch, cli, "save_torch_resume", before=lambda *args: args[-1]["epoch"] == 2,
+                         after=lambda *args: killed_at == "after writing epoch 1")
     assert dominoes([*BELIEFS_RUN, "--out", str(killed)]) != 0
     assert not (killed / "beliefs_3p_d6.safetensors").exists()
     last = float(_log_rows(killed)[-1]["epoch"])

@@ -8,7 +8,7 @@ import csv
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.usefixtures("one_torch_thread")]
 torch = pytest.importorskip("torch")
 
 from test_ppo import SMALL  # noqa: E402
@@ -18,14 +18,6 @@ from baselines.cli import main as dominoes  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
 from baselines.ppo.run import LOG_COLUMNS, LOG_NAME, TIMING_COLUMNS, initial_weights, open_log, train_run  # noqa: E402
 from baselines.ppo.trainer import Trainer, ppo_losses, seat_advantages, seat_rotation  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_gae_along_each_seats_own_decisions_on_a_hand_computed_case():

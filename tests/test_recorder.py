@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import interrupt_at
 
 from baselines.learning import recorder
 from baselines.learning.recorder import LOG_COLUMNS, Learner, RunLog, RunRecorder
@@ -111,26 +112,12 @@ SARSA = ["train", "sarsa", "--hands", "96", "--eval-every", "32", "--eval-hands"
          "greedy", "--parallel-hands", "8", "--seed", "5", "--no-progress"]
 
 
-class _Killed(Exception):
-    """The run stops here, as a kill would stop it."""
-
-
 def test_a_killed_run_goes_on_from_its_last_round_and_ends_as_an_unbroken_run_does(tmp_path, monkeypatch, capsys):
     from baselines.cli import main
 
     assert main([*SARSA, "--out", str(tmp_path / "whole")]) == 0
-    rounds = []
-    written_round = RunRecorder.on_round
-
-    def killed_after_the_second(self, hands, model, rng):
-        written_round(self, hands, model, rng)
-        rounds.append(hands)
-        if len(rounds) == 2:
-            raise _Killed
-
-    monkeypatch.setattr(RunRecorder, "on_round", killed_after_the_second)
-    with pytest.raises(_Killed):
-        main([*SARSA, "--out", str(tmp_path / "broken")])
+    written_round = interrupt_at(monkeypatch, RunRecorder, "on_round", after=lambda _, hands, *rest: hands == 64)
+    assert main([*SARSA, "--out", str(tmp_path / "broken")]) != 0  # killed once its second round is written
     monkeypatch.setattr(RunRecorder, "on_round", written_round)
     assert main([*SARSA, "--out", str(tmp_path / "broken")]) == 0
     assert "resumed after 64 hands" in capsys.readouterr().out
@@ -170,16 +157,9 @@ def test_the_lookahead_resumed_within_a_stage_against_its_previous_self_ends_as_
              "random:0.34,previous:0.66", "--eval-every", "16", "--eval-hands", "4", "--eval-opponents", "random",
              "--parallel-hands", "4", "--train-samples", "2", "--train-depth", "1", "--seed", "3", "--no-progress"]
     assert main([*words, "--out", str(tmp_path / "whole")]) == 0
-    written_round = RunRecorder.on_round
-
-    def killed(self, hands, model, rng, extra=None):
-        written_round(self, hands, model, rng, extra)
-        if hands == 32:  # within the stage against its previous self, which began at hand 16
-            raise _Killed
-
-    monkeypatch.setattr(RunRecorder, "on_round", killed)
-    with pytest.raises(_Killed):
-        main([*words, "--out", str(tmp_path / "broken")])
+    # killed once the round at hand 32 is written: within the stage against its previous self, begun at hand 16
+    written_round = interrupt_at(monkeypatch, RunRecorder, "on_round", after=lambda _, hands, *rest: hands == 32)
+    assert main([*words, "--out", str(tmp_path / "broken")]) != 0
     monkeypatch.setattr(RunRecorder, "on_round", written_round)
     assert main([*words, "--out", str(tmp_path / "broken")]) == 0
     whole, broken = (json.loads((tmp_path / name / "lookahead.json").read_text()) for name in ("whole", "broken"))

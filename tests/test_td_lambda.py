@@ -16,6 +16,7 @@ import pytest
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
+from conftest import interrupt_at  # noqa: E402
 from test_td_lambda_files import TINY, refused_in_one_line, tiny_checkpoint  # noqa: E402
 
 import dominoes_env  # noqa: E402
@@ -262,14 +263,7 @@ def test_a_killed_run_resumes_from_its_last_round_to_the_same_weights(tmp_path, 
     parser = argparse.ArgumentParser()
     train_command.add_arguments(parser)
     assert train_command.run(parser.parse_args([*words, "--out", str(tmp_path / "whole")])) == 0
-    written_round = RunRecorder.on_round
-
-    def killed(self, hands, model, rng):
-        written_round(self, hands, model, rng)
-        if hands == 32:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(RunRecorder, "on_round", killed)
+    written_round = interrupt_at(monkeypatch, RunRecorder, "on_round", after=lambda _, hands, *rest: hands == 32)
     with pytest.raises(KeyboardInterrupt):
         train_command.run(parser.parse_args([*words, "--out", str(tmp_path / "broken")]))
     monkeypatch.setattr(RunRecorder, "on_round", written_round)
