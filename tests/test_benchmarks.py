@@ -33,6 +33,7 @@ RUNS = {
     "league_speed.py": ["--games", "4", "--workers", "1", "--split"],
     "learned_players_by_table.py": ["--hands", "8", "--two-player-hands", "8", "--transfer"],
     "lookahead_speed.py": ["--hands", "2", "--specs", "lookahead"],
+    "openspiel_mccfr.py": ["--seconds", "0.2", "--tables", "2x6"],
     "ppo_throughput.py": ["--hidden", "8", "--num-envs", "16", "--rollout-steps", "4", "--updates", "1",
                           "--skip-cleanrl"],
     "pufferlib_vector.py": ["--seconds", "0.2", "--batch", "8", "--big-batch", "16"],

@@ -10,10 +10,14 @@ is read back into an engine state (:func:`dominoes_env.core.observation.read_sta
 the move is played by :func:`dominoes_env.core.rules.apply_action` (every rule: the open
 value, markers, the dummy line, another move after a double, going out, a blocked hand),
 and the result is encoded again as the mover sees it. The one thing a player cannot see,
-which tile each other seat holds, never matters to one move of its own: the rules only ask
-whether *someone* still holds a tile that fits (rule 9), and every tile is dealt (there is
-no boneyard), so the tiles neither in the mover's hand, nor on the table, nor the engine
-are exactly the tiles the others hold.
+which tile each other seat holds (and, with the boneyard rule, which lie face down), never
+matters to one move of its own: the rules only ask whether *someone* still holds a tile that
+fits (rule 9), and a hand can be blocked only once nothing is left to draw. Without a boneyard
+every tile is dealt, and with one that is empty every hidden tile is back in a hand, so then
+the tiles neither in the mover's hand, nor on the table, nor the engine are exactly the tiles
+the others hold; while the boneyard holds tiles the hand is not blocked, whoever holds what.
+A draw has no after-state (the tile drawn is unknown; a draw is always the only legal move,
+so there is nothing to choose): the pile's order never matters.
 
 :func:`afterstate` does one move (checked); :func:`afterstates` any batch of
 (observation, action) pairs in one compiled loop; :func:`legal_afterstates` every legal
