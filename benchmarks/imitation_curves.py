@@ -63,6 +63,8 @@ def main() -> None:
             start = curves[begin][-1][:2]
         curves[label] = _stages([Path(log) for log in logs], args.opponent, start)
     plt = pyplot()
+    from matplotlib.ticker import NullFormatter
+
     figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for label, points in curves.items():
         print(f"{label}:")
@@ -74,6 +76,7 @@ def main() -> None:
     for axis, label in ((axes[0], "steps (millions of decisions learned from)"), (axes[1], "wall time (hours)")):
         axis.axhline(0.0, color="grey", linewidth=0.8)
         axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only: minor ones overlap
         axis.set_xlabel(label)
         axis.grid(alpha=0.3)
     axes[0].set_ylabel(f"pips a hand minus {args.opponent}'s (lower is better)")
