@@ -10,6 +10,9 @@ import pytest
 pytestmark = [pytest.mark.torch, pytest.mark.usefixtures("one_torch_thread")]
 torch = pytest.importorskip("torch")
 
+from conftest import interrupt_at  # noqa: E402
+
+import baselines.ppo.run as ppo_run  # noqa: E402
 import dominoes_env  # noqa: E402
 from baselines.harness.evaluate import evaluate  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
@@ -93,3 +96,54 @@ def test_a_short_run_learns_to_beat_random_players(tmp_path):
     result = evaluate([player, "random"], 300, seed=4321, num_players=TABLE)
     margin, spread, _ = result.difference(result.policies[0].label, result.policies[1].label)
     assert margin + spread < 0, (margin, spread)  # fewer pips than random, the interval clear of 0
+
+
+def _train(arguments: list[str]) -> int:
+    from baselines.cli import main as dominoes
+
+    try:
+        return dominoes(["train", *arguments])
+    except SystemExit as exited:  # argparse's refusals
+        return int(exited.code or 0)
+
+
+def test_dominoes_train_dmc_writes_a_ppo_file_resumes_and_is_never_taken_for_a_ppo_run(tmp_path, capsys,
+                                                                                        monkeypatch):
+    """The command trains with DMC's trainer (its weights say so and play as ppo@FILE); killed after
+    its first segment and run again, it ends on the unbroken run's weights; PPO's command refuses its
+    directory, so does DMC with another epsilon, and a bad epsilon is one line that names the option."""
+    def command(out, *more):
+        return ["dmc", "--players", "2", "--highest", "6", "--num-envs", "16", "--rollout-steps", "8", "--hidden",
+                "8", "--steps", "512", "--eval-every", "256", "--eval-hands", "6", "--eval-opponents", "random",
+                "--out", str(out), "--no-progress", "--torch-threads", "1", *more]
+
+    assert _train(command(tmp_path / "whole", "--epsilon", "0.05")) == 0
+    whole = load_weights(tmp_path / "whole" / "ppo.safetensors")
+    assert whole.info["learner"] == "dmc" and whole.info["command"].startswith("dominoes train dmc")
+    assert "--epsilon 0.05" in whole.info["command"] and whole.info["steps_trained"] == 512
+    PPOPolicy(TABLE, checkpoint=str(tmp_path / "whole" / "ppo.safetensors"))
+
+    out = tmp_path / "killed"
+    original = interrupt_at(monkeypatch, ppo_run, "save_resume",
+                            after=lambda path, trainer, steps, segment: steps == 256)
+    assert _train(command(out, "--epsilon", "0.05")) != 0
+    monkeypatch.setattr(ppo_run, "save_resume", original)
+    rollouts = []
+    collect = DMCTrainer.collect
+    monkeypatch.setattr(DMCTrainer, "collect", lambda trainer: rollouts.append(1) or collect(trainer))
+    assert _train(command(out, "--epsilon", "0.05")) == 0
+    assert len(rollouts) == 2  # 256 steps of rollouts of 16 games x 8 steps: from the kill on, not from 0
+    resumed = load_weights(out / "ppo.safetensors")
+    assert resumed.weights.keys() == whole.weights.keys()
+    for name in whole.weights:
+        np.testing.assert_array_equal(resumed.weights[name], whole.weights[name])
+
+    capsys.readouterr()
+    ppo_instead = ["ppo", *command(out)[1:]]
+    assert _train(ppo_instead) == 2
+    assert "holds a run of another configuration" in capsys.readouterr().err
+    assert _train(command(out)) == 2  # the default epsilon: another run
+    assert "holds a run of another configuration" in capsys.readouterr().err
+    assert _train(["dmc", "--epsilon", "2", "--out", str(tmp_path / "bad")]) == 2
+    assert "--epsilon: must be a share in [0, 1], got '2'" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

@@ -24,6 +24,7 @@ resumed run repeats exactly what followed its checkpoint, as PPO's does.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,12 @@ class DMCTrainer(Trainer):
         super().__init__(config, device, engine_threads)
         self.epsilon = epsilon
         self._reset_games()
+
+    def resume_identity(self) -> str:
+        """The configuration, the learner's name and its epsilon: ``dominoes train ppo`` on a DMC
+        run's directory (or DMC with another epsilon) is refused, not resumed as the wrong learner."""
+        return json.dumps({"learner": "dmc", "epsilon": self.epsilon, "config": json.loads(self.config.to_json())},
+                          sort_keys=True)
 
     def _reset_games(self) -> None:
         b, n = self.config.num_envs, self.config.num_players

@@ -112,7 +112,7 @@ def evaluation_rows(weights: PPOWeights, config: PPOConfig) -> list[dict[str, An
 
 def save_resume(path: Path, trainer: Trainer, steps: int, segment: int) -> None:
     """Write the trainer's state at a segment's end (:func:`~baselines.learning.recorder.save_torch_resume`)."""
-    save_torch_resume(path, RESUME_FORMAT, trainer.config.to_json(),
+    save_torch_resume(path, RESUME_FORMAT, trainer.resume_identity(),
                       {"steps": steps, "segment": segment, "network": trainer.network.state_dict(),
                        "optimiser": trainer.optimiser.state_dict(),
                        "pool": _tensors(trainer.seats.state()) if trainer.seats is not None else {}})
@@ -124,7 +124,7 @@ def load_resume(path: Path, trainer: Trainer) -> tuple[int, int]:
     Raises:
         ValueError: the file is damaged, or holds a run of another configuration.
     """
-    state = load_torch_resume(path, RESUME_FORMAT, trainer.config.to_json(), trainer.device)
+    state = load_torch_resume(path, RESUME_FORMAT, trainer.resume_identity(), trainer.device)
     if state is None:
         return 0, 0
     trainer.network.load_state_dict(state["network"])

@@ -143,6 +143,11 @@ class Trainer:
     """One run's network, optimiser and games; :meth:`start_segment`, then :meth:`collect` and
     :meth:`learn` in turn."""
 
+    def resume_identity(self) -> str:
+        """What a resume file must hold to be this run's: the configuration (a learner that reads
+        it differently, DMC's, adds its own name and settings, so that one never resumes the other)."""
+        return self.config.to_json()
+
     def __init__(self, config: PPOConfig, device: torch.device | str = "cpu", engine_threads: int = 1) -> None:
         """`engine_threads`: the batched engine's threads (the same games on any number; more where
         the network runs elsewhere, on a GPU)."""

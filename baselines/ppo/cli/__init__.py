@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import shlex
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,13 @@ def _threads_argument(text: str) -> int | str:
     return "auto" if text == "auto" else validation.integer_argument(text)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, fields: Collection[str] | None = None,
+                  out: str = "runs/ppo") -> None:
+    """The table, `fields` of :class:`PPOConfig` (None: every one) as options, and the run's own
+    options (``dominoes train dmc`` takes those of PPO's fields it reads, with its own --out)."""
     options.add_table_options(parser)
-    add_dataclass_options(parser, PPOConfig)
-    parser.add_argument("--out", default="runs/ppo", help="where the weights, log.csv, learning_curve.png and the "
+    add_dataclass_options(parser, PPOConfig, only=fields)
+    parser.add_argument("--out", default=out, help="where the weights, log.csv, learning_curve.png and the "
                                                           "resume state go (default %(default)s)")
     parser.add_argument("--device", choices=DEVICES, default="auto",
                         help="where the network runs (auto: CUDA if torch has it; the engine is on the CPU)")
@@ -54,30 +58,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
+def config_from_arguments(args: argparse.Namespace, fields: Collection[str] | None = None) -> PPOConfig:
     """The run's configuration (fields not given keep their defaults).
 
     Raises:
         ValueError: a value out of bounds, named by its option.
     """
-    return PPOConfig(game=options.table(args), **read_dataclass_options(args, PPOConfig))
+    return PPOConfig(game=options.table(args), **read_dataclass_options(args, PPOConfig, only=fields))
 
 
-def command_line(config: PPOConfig, out: Path, init: str | None = None) -> str:
-    """The command that repeats this run: the table, every option that differs from its default, --init, --out."""
-    words = ["dominoes", "train", "ppo", *shlex.split(table_arguments(config.game))]
+def command_line(config: PPOConfig, out: Path, init: str | None = None, learner: str = "ppo",
+                 extra: Sequence[str] = ()) -> str:
+    """The command that repeats this run: the table, every option that differs from its default,
+    the learner's `extra` options, --init, --out."""
+    words = ["dominoes", "train", learner, *shlex.split(table_arguments(config.game))]
     for spec in dataclasses.fields(PPOConfig):
         option = spec.metadata.get("option")
         value = getattr(config, spec.name)
         if option is not None and value != spec.default:
             words += ["--" + spec.name.replace("_", "-") if not option.flag else option.flag, option.show(value)]
+    words += extra
     if init is not None:
         words += ["--init", init]
     return shlex.join([*words, "--out", str(out)])
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from_arguments(args)
+    return train_from_arguments(args, config_from_arguments(args))
+
+
+def train_from_arguments(args: argparse.Namespace, config: PPOConfig, learner: str = "ppo",
+                         trainer_class: Callable[..., Any] | None = None, extra: Sequence[str] = ()) -> int:
+    """Check the opponents, set torch up, train (or resume) the run in --out and say what it did:
+    ``dominoes train ppo``'s, and ``dominoes train dmc``'s with DMC's trainer (`trainer_class`)."""
     from baselines.learning.options import check_opponents
 
     check_opponents({name for name in config.opponents if name != "self"} | set(config.eval_opponents), ())
@@ -93,11 +106,12 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     init = initial_weights(args.init, config) if args.init is not None else None
-    info: dict[str, Any] = {"command": command_line(config, out, args.init)}
+    info: dict[str, Any] = {"command": command_line(config, out, args.init, learner, extra), "learner": learner}
     if init is not None:
         info["init"] = {"file": args.init, "sha256": checksum(init.weights), "info": init.info}
     final = train_run(config, out, args.device, progress=not args.no_progress, info=info,
-                      engine_threads=args.engine_threads, init=init, torch_threads=torch_threads)
+                      engine_threads=args.engine_threads, init=init, torch_threads=torch_threads,
+                      **({} if trainer_class is None else {"trainer_class": trainer_class}))
     # the steps really taken: the run ends at the first whole rollout at or past --steps
     trained = int(load_weights(final).info.get("steps_trained", config.steps))
     rounded = f" (--steps {config.steps:,}, rounded up to whole rollouts)" if trained != config.steps else ""
