@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = checked_plan(args)
         cards, seconds = bench_all(plan, args)
-        lines = page(plan, args, cards, decision_milliseconds(plan.suite, cards))
+        lines = page(plan, args, cards, *decision_milliseconds(plan.suite, cards))
         for target in [args.out / PAGE_NAME, *([PAGE] if args.update_docs else [])]:
             files.write_atomically(target, ("\n".join(lines) + "\n").encode())
     except (ValueError, OSError) as error:
@@ -206,17 +206,22 @@ def bench_all(plan: Plan, args: argparse.Namespace) -> tuple[list[Scorecard], di
     return cards, seconds
 
 
-def decision_milliseconds(suite: Suite, cards: list[Scorecard]) -> dict[str, float]:
-    """Each benched player's median milliseconds a decision at the suite's first table."""
+def decision_milliseconds(suite: Suite, cards: list[Scorecard]) -> tuple[dict[str, float], str]:
+    """Each benched player's median milliseconds a decision at the suite's first table, and the
+    machine they were timed on (its cores and load average before and after: a time says little
+    without how busy the machine was)."""
     timed_at = suite.tables[0].config
     milliseconds = {}
+    before = os.getloadavg()[0]
     for card in cards:
         decision_times(card.agent, 1, timed_at)  # compiles and loads: not timed
         milliseconds[card.agent] = 1e3 * float(np.median(decision_times(card.agent, TIMED_HANDS, timed_at)))
-    return milliseconds
+    machine = f"{os.cpu_count()} cores, load average {before:.1f} before the timings and {os.getloadavg()[0]:.1f} after"
+    return milliseconds, machine
 
 
-def page(plan: Plan, args: argparse.Namespace, cards: list[Scorecard], milliseconds: dict[str, float]) -> list[str]:
+def page(plan: Plan, args: argparse.Namespace, cards: list[Scorecard], milliseconds: dict[str, float],
+         machine: str) -> list[str]:
     """The page's lines: the command, what the columns mean, a row a player."""
     suite, ceiling = plan.suite, plan.ceiling
     top = next((card for card in cards if card.agent == ceiling), None)
@@ -234,8 +239,8 @@ def page(plan: Plan, args: argparse.Namespace, cards: list[Scorecard], milliseco
              + " Per table: the mean paired difference in pips per hand over its line-ups (negative: "
              "the player leaves fewer pips than its opponents). Milliseconds a decision: the median of its "
              f"decisions with a choice at {tables[0]} ({TIMED_HANDS} hands against persistent_line, "
-             f"{time.strftime('%Y-%m-%d')}, on the machine that ran the command: compare ratios, not "
-             "machines).", "",
+             f"{time.strftime('%Y-%m-%d')}, on the machine that ran the command: "
+             f"{machine}; compare ratios, not machines).", "",
              "| player | rating | frozen | normalised | " + (f"of the {ceiling} | " if top else "")
              + "ms a decision | " + " | ".join(tables) + " |",
              "|---|---:|---:|---:|" + ("---:|" if top else "") + "---:|" + "---:|" * len(tables)]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # tables they ship a trained player for (4 players with double-nine, the Mexican Train tables
 # with double-twelve); there they must load, or the league stops with the reason. The champion
 # sits at its fast setting: at its default (400 simulations, about 30 ms a decision) it would
-# make the default league's 2,000 games take a quarter of an hour instead of a minute or two.
+# make the default league's 2,000 games take about 20 minutes longer (docs/league/README.md).
 DEFAULT_POLICIES: tuple[str, ...] = ("persistent_line", "double", "greedy", "random", "stupid")
 OPTIONAL_DEFAULT_POLICIES: tuple[str, ...] = ("td_lambda", "linear_sarsa", "lookahead", "ppo",
                                               "champion(simulations=32)")

@@ -36,9 +36,11 @@ from dominoes_env.core.config import GameConfig
 SHIPPED = ("champion", "td_lambda", "lookahead", "linear_sarsa", "persistent_line", "best_line", "double", "greedy",
            "random")
 #: Parameters whose value sets the cost of a decision, with the most a request may ask for.
-#: Measured by the decision's time at 8 players with double-12 (Mexican Train), at 2 and at
-#: 4 players with double-9: the lookahead at these caps took at most 0.25 s a decision and the
-#: champion's 256 worlds are sampled in well under its clock (its simulations stop on the clock).
+#: Measured by the decision's time (docs/serve.md has the command): the lookahead at these caps
+#: took a median of 18-39 ms a decision at 8 players with double-12 (Mexican Train), at 2 players
+#: and at 4 players with double-9, at most 0.15 s except at 2 players, where long hands took up to
+#: 2.6 s (the same order as the champion's clock: a page can ask no more of one decision than that);
+#: the champion's 256 worlds are sampled in well under its clock (its simulations stop on the clock).
 PARAMETER_CAPS: dict[str, dict[str, int]] = {
     "champion": {"simulations": 10_000, "worlds": 256},
     "lookahead": {"samples": 256, "depth": 8},
