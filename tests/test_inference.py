@@ -126,7 +126,7 @@ def test_a_kind_is_named_or_given_as_a_factory_and_anything_else_is_one_line():
         return beliefs
 
     assert make_beliefs(config, own) is made[0]
-    known = "kind must be one of ['network', 'uniform'] or a factory of beliefs"
+    known = "kind must be one of ['network', 'network+policy', 'policy', 'uniform'] or a factory of beliefs"
     for kind, message in (("psychic", f"{known}, got 'psychic'"), (3, f"{known}, got 3"),
                           (lambda table: object(), "lack reset, observe, probabilities")):
         with pytest.raises(ValueError) as refused:

@@ -10,7 +10,9 @@ Kinds (:data:`KINDS`): ``"uniform"``, the marginals of the exact sampler of
 :mod:`dominoes_env.core.hidden` (every deal that agrees with the hard facts alike), the baseline
 every other kind is scored against (docs/inference.md); ``"network"``, the uniform marginals
 tilted by a tile-location network trained on self-play deals (:mod:`baselines.inference.network`),
-where its weights ship. A user's own model is passed as
+where its weights ship; ``"policy"``, the exact marginals tilted by how likely each opponent's
+plays are under a softened model of its play, and ``"network+policy"``, the network's beliefs so
+tilted (:mod:`baselines.inference.policy`). A user's own model is passed as
 ``make_beliefs(config, kind=factory)``, `factory` a callable that takes the table and returns an
 object with the same three methods.
 """
@@ -24,5 +26,7 @@ from baselines.inference.beliefs import (
     default_kind,
     make_beliefs,
 )
+from baselines.inference.policy import NetworkPolicyBeliefs, PolicyBeliefs  # registers its kinds in KINDS
 
-__all__ = ["DEFAULT_KIND", "KINDS", "Beliefs", "NetworkBeliefs", "UniformBeliefs", "default_kind", "make_beliefs"]
+__all__ = ["DEFAULT_KIND", "KINDS", "Beliefs", "NetworkBeliefs", "NetworkPolicyBeliefs", "PolicyBeliefs",
+           "UniformBeliefs", "default_kind", "make_beliefs"]

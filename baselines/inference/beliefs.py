@@ -146,7 +146,8 @@ class NetworkBeliefs(UniformBeliefs):
         return tilted
 
 
-#: The kinds by name, each a factory of beliefs from the table.
+#: The kinds by name, each a factory of beliefs from the table (:mod:`baselines.inference.policy` adds
+#: ``"policy"`` and ``"network+policy"`` where it defines them: it builds on the kinds here).
 KINDS: dict[str, Callable[[GameConfig], Beliefs]] = {"uniform": UniformBeliefs, "network": NetworkBeliefs}
 #: The kind :func:`make_beliefs` gives when none is named, at a table where its weights ship: the
 #: best measured (docs/inference.md). Elsewhere, the uniform kind (:func:`default_kind`).
