@@ -87,6 +87,10 @@ def main() -> None:
     args.shares = args.shares or args.workers
     if args.shares < 1 or args.workers < 1:
         parser.error("--shares and --workers must be 1 or more")
+    same = _same_as_an_opponent(args.player, args.compare, args.opponents)
+    if same:
+        parser.error(f"{same} is also an opponent: a match against copies of itself has nothing to pair (its "
+                     f"difference is 0 by symmetry); name another --player, --compare or --opponents")
     print(f"{args.player} x{args.copies} against {args.players - args.copies} of each opponent, {args.players} "
           f"players, double-{args.highest}{' ' + args.rules if args.rules else ''}; {args.hands} hands, seeds "
           f"{args.seed}..{args.seed + args.shares - 1}")
@@ -103,6 +107,20 @@ def main() -> None:
                 cells += f" | {_mean_and_interval(other)} | {_mean_and_interval(deals - other)}"
             print(f"| {args.players - args.copies}x {opponent} | {deals.shape[0] * args.players} | {cells} | "
                   f"{time.perf_counter() - start:.0f} |", flush=True)
+
+
+def _same_as_an_opponent(player: str, compare: str | None, opponents: list[str]) -> str | None:
+    """The first of `player` and `compare` that is one of `opponents` as a policy (the same label, however
+    it was typed), checked before any hand is played: the match could not tell its seats apart."""
+    from baselines.policies import specs
+
+    def label(text: str) -> str:
+        try:
+            return specs.parse(text)[0].label
+        except ValueError:
+            return text  # a spec the match itself will refuse, with its own message
+    theirs = {label(opponent) for opponent in opponents}
+    return next((text for text in (player, compare) if text is not None and label(text) in theirs), None)
 
 
 def _match(pool: ProcessPoolExecutor, player: str, opponent: str, args: argparse.Namespace) -> np.ndarray:

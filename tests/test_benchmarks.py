@@ -140,3 +140,16 @@ def test_the_trainers_busy_ratio_is_measured_beside_a_process_it_starts(tmp_path
     assert done.returncode == 0, done.stderr[-2000:]
     ratio = next(line for line in done.stdout.splitlines() if line.strip().startswith("ratio busy / quiet"))
     assert float(ratio.split()[4]) > 0 and "torch threads auto" in done.stdout
+
+
+def test_a_match_against_copies_of_the_player_itself_is_refused_before_any_hand(tmp_path):
+    """champion_strength.py cannot tell a player's seats from its opponents' when they are one policy
+    (however the spec is typed): one line, exit status 2, before a hand is played (it crashed after
+    the whole match once)."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "champion_strength.py"), "--player", "greedy",
+                           "--compare", "lookahead( samples = 8 )", "--opponents", "lookahead(samples=8)",
+                           "--hands", "100000", "--workers", "1"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "lookahead( samples = 8 ) is also an opponent" in done.stderr.splitlines()[-1]
+    assert "|" not in done.stdout  # no table begun: nothing was played
