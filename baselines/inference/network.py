@@ -223,7 +223,7 @@ def load_weights(path: str | os.PathLike[str], expected: GameConfig | None = Non
 
 def shipped_weights_file(config: GameConfig) -> Path:
     """The beliefs weights shipped for `config` (a ValueError listing the tables that have one)."""
-    return shipped_file(SHIPPED_NAME, "safetensors", config, "beliefs network", "beliefs")
+    return shipped_file(SHIPPED_NAME, "safetensors", config, "network", "beliefs", argument="weights")
 
 
 def balanced(beliefs: np.ndarray, counts: np.ndarray, rounds: int = 200, tolerance: float = 1e-4) -> np.ndarray:

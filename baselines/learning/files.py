@@ -37,8 +37,10 @@ def shipped_tables(policy: str, extension: str) -> list[GameConfig]:
     return sorted(tables, key=lambda table: (not table.is_default, table.highest_double, table.num_players))
 
 
-def shipped_file(policy: str, extension: str, config: GameConfig, what: str, learner: str) -> Path:
-    """The trained `what` (e.g. "checkpoint") shipped for `policy` at a table.
+def shipped_file(policy: str, extension: str, config: GameConfig, what: str, learner: str,
+                 argument: str = "checkpoint") -> Path:
+    """The trained `what` (e.g. "checkpoint") shipped for `policy` at a table; `argument`: the
+    keyword that takes a file of one's own instead, named in the error.
 
     Raises:
         ValueError: none ships for this table; the message lists the tables that have one and
@@ -49,7 +51,7 @@ def shipped_file(policy: str, extension: str, config: GameConfig, what: str, lea
     if tag is None or not path.is_file():
         tables = "; ".join(describe_table(table) for table in shipped_tables(policy, extension)) or "none"
         raise ValueError(f"no {policy} {what} ships for {describe_table(config)} (it ships for: {tables}); train "
-                         f"one with `dominoes train {learner}{table_arguments(config)}` and pass checkpoint=PATH")
+                         f"one with `dominoes train {learner}{table_arguments(config)}` and pass {argument}=PATH")
     return path
 
 

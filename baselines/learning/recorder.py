@@ -279,11 +279,11 @@ def load_torch_resume(path: Path, format_name: str, config_json: str, device: An
         raise ValueError(f"--out: {path} cannot be resumed: {files.why_unreadable(error)}") from None
     try:
         state = torch.load(io.BytesIO(data), weights_only=True, map_location=device)
-        if not isinstance(state, dict) or state.get("format") != format_name:
-            raise ValueError(f"not a resume file (format {format_name!r})")
-    except Exception as error:  # whatever torch makes of a damaged file: one line
-        reason = (str(error).splitlines() or [type(error).__name__])[0]
-        raise ValueError(f"--out: {path} cannot be resumed: {reason}") from None
+    except Exception as error:  # whatever torch makes of a damaged file: one line, its first sentence
+        reason = (str(error).splitlines() or [type(error).__name__])[0].split(". ")[0]
+        raise ValueError(f"--out: {path} cannot be resumed: damaged or not a resume file ({reason})") from None
+    if not isinstance(state, dict) or state.get("format") != format_name:
+        raise ValueError(f"--out: {path} cannot be resumed: not a resume file (format {format_name!r})")
     if state.get("config") != config_json:
         raise ValueError(f"--out: {path.parent} holds a run of another configuration; give the same options to "
                          f"resume it, or another --out")
