@@ -18,6 +18,7 @@ from baselines.harness.evaluate import evaluate  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, load_weights  # noqa: E402
 from baselines.ppo.dmc import DMCTrainer  # noqa: E402
 from baselines.ppo.run import train_run  # noqa: E402
+from baselines.ppo.trainer import Trainer  # noqa: E402
 
 TABLE = dominoes_env.make_config(2, 6)
 
@@ -66,10 +67,10 @@ def test_without_exploration_each_chosen_move_has_its_rows_best_score():
         return trainer.observation["observation"][:, :trainer.one_hand], trainer.observation["action_mask"]
 
     for _ in range(6):  # past the first moves, to positions with choices
-        actions, _, _ = trainer._choose(*seen())
+        actions, _, _ = trainer._choose(*seen(), None)
         trainer.observation = trainer.engine.step(actions)[0]
     observations, masks = seen()
-    actions, rows, chosen = trainer._choose(observations, masks)
+    actions, rows, chosen = trainer._choose(observations, masks, None)
     found = trainer.head.candidates(observations, masks)
     assert rows.size > 0
     with torch.no_grad():
@@ -147,3 +148,16 @@ def test_dominoes_train_dmc_writes_a_ppo_file_resumes_and_is_never_taken_for_a_p
     assert _train(["dmc", "--epsilon", "2", "--out", str(tmp_path / "bad")]) == 2
     assert "--epsilon: must be a share in [0, 1], got '2'" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_run_with_the_history_feature_learns_and_its_file_plays_as_ppo_history(tmp_path):
+    config = small(steps=60_000, num_envs=64, rollout_steps=16, minibatches=4, eval_every=0, seed=7,
+                   history="passes")
+    final = train_run(config, tmp_path, "cpu", progress=False, torch_threads=1, trainer_class=DMCTrainer)
+    weights = load_weights(final)
+    assert weights.config.history == "passes"
+    result = evaluate(["ppo_history@" + str(final), "random"], 300, seed=4321, num_players=TABLE)
+    margin, spread, _ = result.difference(result.policies[0].label, result.policies[1].label)
+    assert margin + spread < 0, (margin, spread)
+    with pytest.raises(ValueError, match="read by dmc's trainer only"):
+        Trainer(config)

@@ -125,3 +125,53 @@ def test_the_configuration_reads_back_from_its_json():
     assert PPOConfig.from_json(config.to_json()) == config
     with pytest.raises(ValueError, match="unknown configuration field"):
         PPOConfig.from_dict({**config.to_dict(), "extra": 1})
+
+
+# --------------------------------------------------------------------------- the history feature
+def test_a_file_without_the_history_field_reads_as_none_and_none_is_left_out_of_the_file():
+    config = PPOConfig(**SMALL)
+    assert "history" not in config.to_dict()  # files and resume identities read exactly as before the field
+    assert PPOConfig.from_dict(config.to_dict()).history == "none"
+    with_facts = PPOConfig(**SMALL, history="passes")
+    assert PPOConfig.from_json(with_facts.to_json()) == with_facts
+    assert with_facts.observation_size == config.observation_size + 3 * 10  # 3 other seats x values 0-9
+    with pytest.raises(ValueError, match="history=.moves. is not supported"):
+        PPOConfig(**SMALL, history="moves")
+
+
+def test_weights_with_the_history_feature_are_played_by_ppo_history_only(tmp_path):
+    config = PPOConfig(**SMALL, history="passes")
+    path = str(save_weights(tmp_path / "facts.safetensors", random_weights(config)))
+    flat = str(save_weights(tmp_path / "flat.safetensors", random_weights(PPOConfig(**SMALL))))
+    player = make_policy("ppo_history", config.game, seed=0, checkpoint=path)
+    assert not hasattr(player, "act_batch")  # it keeps facts through a hand: one object plays one game
+    assert play_hand(player, config.game, seed=3) > 5
+    for name, file, message in (("ppo", path, "play them with ppo_history"),
+                                ("ppo_history", flat, "play them with ppo"),
+                                ("ppo_history", None, "ppo_history needs checkpoint=FILE")):
+        with pytest.raises(ValueError, match=message) as refused:
+            make_policy(name, config.game, checkpoint=file)
+        assert "\n" not in str(refused.value)
+
+
+def test_the_history_player_keeps_the_facts_its_hand_proves():
+    """As the hands go on, the player's own facts (not a fresh tracker's) say that some seat holds no
+    tile of some value: what it feeds its network fills in from its observations alone."""
+    config = PPOConfig(**SMALL, history="passes")
+    player = make_policy("ppo_history", config.game, seed=0, checkpoint=random_weights(config, seed=2))
+    env = dominoes_env.raw_env(config.game)
+    for seed in range(40):
+        env.reset(seed=seed)
+        player.reset()
+        while env.agents:
+            agent = env.agent_selection
+            if env.terminations[agent]:
+                env.step(None)
+                continue
+            seen = env.observe(agent)
+            if agent == env.possible_agents[0]:
+                player.act(seen["observation"], seen["action_mask"])
+                if player.facts.forbidden[0, 0].any():
+                    return  # some pass proved a seat holds no such tile, as the player read it
+            env.step(int(np.flatnonzero(seen["action_mask"])[0]))
+    pytest.fail("no pass proved anything in 40 hands")

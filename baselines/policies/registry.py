@@ -48,6 +48,7 @@ _LAZY_POLICIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "champion": ("baselines.champion", ("safetensors",), "league"),  # numpy and numba only
     "oracle": ("baselines.champion", ("safetensors",), "league"),  # the champion's search shown every hand
     "ppo": ("baselines.ppo", ("safetensors",), "league"),  # acts in numpy; training needs torch
+    "ppo_history": ("baselines.ppo", ("safetensors",), "league"),  # ppo's network with its history feature
     "openspiel_ismcts": ("baselines.openspiel", ("pyspiel",), "openspiel"),
     "maskable_ppo": ("baselines.adapters.sb3", ("sb3_contrib",), "sb3"),
 }

@@ -14,6 +14,7 @@ from typing import Any
 from baselines.learning import options
 from baselines.learning.config import TABLE_FIELDS, table_from_fields
 from baselines.learning.options import bounded, option
+from baselines.ppo.history import HISTORY, history_size
 from dominoes_env.core import validation
 from dominoes_env.core.config import TABLE_RULE_NAMES, GameConfig, make_config
 from dominoes_env.core.observation import observation_layout
@@ -30,6 +31,7 @@ MAX_LAYERS = 8
 MAX_BATCH_ROWS = 2**24  #: games x rollout steps of one update (its memory: rows x observation bytes)
 NUM_ENVS = 1024  #: the default games stepped side by side
 ROLLOUT_STEPS = 32  #: the default steps of every game in one rollout
+ADDED_LATER = ("history",)  #: fields a file written before them lacks (they take their default)
 
 
 def _opponents(name: str, value: Any) -> tuple[str, ...]:
@@ -105,6 +107,11 @@ class PPOConfig:
         "afterstates (a score per legal move, from the position it leads to)", _choice(POLICY_HEADS), str))
     """:mod:`baselines.ppo.heads`: "actions", masked logits over the action table (one pass a
     decision), or "afterstates", the network's score of each legal move's after-state."""
+    history: str = field(default="none", metadata=option(
+        "--history", "what the network reads of the hand so far besides the observation: none, or passes (for "
+        "every other seat and pip value, whether its passes proved it holds no such tile)", _choice(HISTORY), str))
+    """:mod:`baselines.ppo.history`: "none", the observation alone; "passes", also the facts the
+    hand's passes proved (a player with it keeps them through the hand: ``ppo_history``)."""
     learning_rate: float = field(default=1e-3, metadata=bounded("Adam's step size", 1e-7, 1.0))
     anneal: bool = field(default=True, metadata=option(
         "--anneal", "decay the learning rate linearly to 0 over the run (true/false)", options.flag, options.switch))
@@ -166,8 +173,8 @@ class PPOConfig:
 
     @property
     def observation_size(self) -> int:
-        """The network's input: the one-hand observation of the table."""
-        return observation_layout(self.game).size
+        """The network's input: the one-hand observation of the table, and the history feature's facts."""
+        return observation_layout(self.game).size + history_size(self.game, self.history)
 
     @property
     def rollout_rows(self) -> int:
@@ -175,9 +182,11 @@ class PPOConfig:
         return self.num_envs * self.rollout_steps
 
     def to_dict(self) -> dict[str, Any]:
-        """As a file holds it: the table as flat fields, then every other field (tuples as lists)."""
+        """As a file holds it: the table as flat fields, then every other field (tuples as lists); a field
+        newer than the format at its default is left out, so a run's identity and files read as before."""
         rest = {spec.name: list(value) if isinstance(value := getattr(self, spec.name), tuple) else value
-                for spec in fields(self) if spec.name != "game"}
+                for spec in fields(self) if spec.name != "game"
+                and not (spec.name in ADDED_LATER and getattr(self, spec.name) == spec.default)}
         return {**self.game.options(), **rest}
 
     def to_json(self) -> str:
@@ -194,7 +203,8 @@ class PPOConfig:
             raise ValueError(f"the configuration must be a JSON object, got {type(values).__name__}")
         names = {spec.name for spec in fields(cls) if spec.name != "game"} | set(TABLE_FIELDS)
         unknown = sorted(set(values) - names)
-        missing = sorted(names - set(values) - set(TABLE_RULE_NAMES))  # a rule newer than the file: the rule book's
+        # a rule newer than the file: the rule book's; a field newer than the file: its default
+        missing = sorted(names - set(values) - set(TABLE_RULE_NAMES) - set(ADDED_LATER))
         if unknown or missing:
             raise ValueError(f"unknown configuration field(s) {unknown}, missing {missing}" if unknown and missing
                              else f"unknown configuration field(s) {unknown}" if unknown

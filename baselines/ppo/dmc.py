@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from baselines.ppo.config import PPOConfig
+from baselines.ppo.history import PassFacts
 from baselines.ppo.trainer import Trainer, segment_seed
 
 EPSILON = 0.01  #: DouZero's exploration: a uniformly random legal move at this share of the decisions
@@ -48,6 +49,8 @@ class Finished:
 class DMCTrainer(Trainer):
     """PPO's trainer with DMC's collection (epsilon-greedy over the after-states' scores) and update
     (the chosen moves' scores regressed on their Monte-Carlo returns)."""
+
+    reads_history = True
 
     def __init__(self, config: PPOConfig, device: torch.device | str = "cpu", engine_threads: int = 1,
                  epsilon: float = EPSILON) -> None:
@@ -71,12 +74,15 @@ class DMCTrainer(Trainer):
 
     def _reset_games(self) -> None:
         b, n = self.config.num_envs, self.config.num_players
+        self.games = np.arange(b)
         self.explore_rng = np.random.default_rng(0)
         self.paid = np.zeros((b, n))  # each seat's rewards so far in each game's current episode
         self.episode = np.zeros(b, dtype=np.int64)  # each game's episode number within the segment
         self.open: list[tuple[np.ndarray, ...]] = []  # decisions whose game has not ended yet
         self.ended_keys: list[np.ndarray] = []  # (game, episode) keys of the episodes ended since the last learn
         self.ended_paid: list[np.ndarray] = []  # and what they paid each seat in all
+        #: the history feature's facts of every seat of every game (None: the network reads none)
+        self.facts = PassFacts(self.config.game, b) if self.config.history != "none" else None
 
     def start_segment(self, segment: int) -> None:
         """Deal anew (PPO's), drop the games cut short, and reseed the exploration from (seed, segment)."""
@@ -85,14 +91,18 @@ class DMCTrainer(Trainer):
         self.explore_rng = np.random.default_rng(segment_seed(self.config.seed, segment) + 1)
 
     @torch.no_grad()
-    def _choose(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _choose(self, observations: np.ndarray, masks: np.ndarray, facts: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each game's move (greedy on the scores, random at a share epsilon of the decisions with a
-        choice), and for the games with a choice their rows and the chosen moves' after-states."""
+        choice), and for the games with a choice their rows and the chosen moves' after-states (with
+        the mover's `facts`, the history feature, where the network reads it)."""
         actions = masks.argmax(axis=1)  # the forced move where there is one
         found = self.head.candidates(observations, masks)
         if not found.rows.size:
-            return actions, found.rows, np.zeros((0, self.one_hand), dtype=np.int8)
+            return actions, found.rows, np.zeros((0, self.config.observation_size), dtype=np.int8)
         assert found.vectors is not None
+        if facts is not None:
+            found.vectors = np.concatenate([found.vectors, facts[found.rows]], axis=1)
         scores = self.network.afterstate_scores(torch.from_numpy(found.vectors).to(self.device).float()).cpu().numpy()
         explore = np.less(self.explore_rng.random(masks.shape[0]), self.epsilon)
         keys = np.where(explore[found.rows], self.explore_rng.random(found.rows.size), scores)
@@ -108,13 +118,16 @@ class DMCTrainer(Trainer):
         for _ in range(config.rollout_steps):
             observations, masks = self.observation["observation"][:, :self.one_hand], self.observation["action_mask"]
             movers = engine.current_player.astype(np.int64)
-            actions, rows, afterstates = self._choose(observations, masks)
+            facts = None if self.facts is None else self.facts.observe(observations, self.games, movers)
+            actions, rows, afterstates = self._choose(observations, masks, facts)
             self.open.append((rows, self.episode[rows], movers[rows], self.paid[rows, movers[rows]], afterstates))
             self.observation, rewards, terminated, truncated, infos = engine.step(actions)
             self._count_hands(infos)
             self.paid += rewards * config.reward_scale
             ended = np.flatnonzero(terminated | truncated)
             if ended.size:
+                if self.facts is not None:
+                    self.facts.reset(ended)  # the engine dealt these games anew
                 self.ended_keys.append(ended * (1 << 32) + self.episode[ended])
                 self.ended_paid.append(self.paid[ended].copy())
                 self.paid[ended] = 0.0

@@ -5,6 +5,10 @@ runs the network on the one-hand part of the observation (so it plays games of a
 the shipped players do): the logits of the action head, masked, or the score of every legal
 move's after-state (:mod:`baselines.ppo.heads`); it plays the most probable legal move, or, with
 ``sample=True``, draws one from the policy's distribution.
+
+Weights that read the hand's history (``history="passes"``, :mod:`baselines.ppo.history`) are
+played by ``ppo_history``: the same network, with the facts it keeps through each hand, so one
+object plays one game (it has no ``act_batch``); ``ppo`` refuses them in one line.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from functools import lru_cache
 import numpy as np
 
 from baselines.learning.files import ships, weights_for_table
-from baselines.policies.policy import BatchPolicy, SeedLike
+from baselines.policies.policy import BatchPolicy, Policy, SeedLike
 from baselines.policies.registry import register_policy
+from baselines.ppo.history import PassFacts
 from baselines.ppo.weights import MASKED_LOGIT, PPOWeights, load_weights, shipped_weights
 from dominoes_env.core import validation
 from dominoes_env.core.afterstate import afterstates
@@ -59,9 +64,10 @@ class PPOPolicy(BatchPolicy):
         super().__init__(num_players, highest_double, seed)
         self.sample = validation.flag("sample", sample)
         self.temperature = validation.real("temperature", temperature, 1e-3, 1e3)
-        self.network = weights_for_table(checkpoint, self.config, held=PPOWeights, held_name="ppo weights",
-                                         file_kind="ppo weights", shipped=shipped_weights, read=_load_for_acting,
-                                         adopt=lambda weights: weights)
+        self.network = _network(checkpoint, self.config)
+        if self.network.config.history != "none":
+            raise ValueError(f"these ppo weights read the hand's history (history={self.network.config.history!r}): "
+                             f"play them with ppo_history (ppo_history@FILE)")
 
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:
@@ -75,18 +81,7 @@ class PPOPolicy(BatchPolicy):
                                     action_masks, self.temperature if self.sample else 1.0)
 
     def _logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """(K, A) logits of every action: the action head's, or each legal move's after-state score
-        (a row with one legal move: 0 there)."""
-        if self.network.config.policy_head == "actions":
-            return self.network.policy(observations)
-        logits = np.zeros(action_masks.shape, dtype=np.float32)
-        choosing = np.flatnonzero(action_masks.astype(bool).sum(axis=1) > 1)
-        within, actions = np.nonzero(action_masks[choosing])
-        if actions.size:
-            rows = choosing[within]
-            vectors, _ = afterstates(observations, actions, self.config, rows=rows)
-            logits[rows, actions] = self.network.policy(vectors)[:, 0]
-        return logits
+        return network_logits(self.network, self.config, observations, action_masks)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], action_mask[None])[0])
@@ -101,3 +96,63 @@ class PPOPolicy(BatchPolicy):
         draws = (1.0 - self.rng.random((cumulative.shape[0], 1))) * cumulative[:, -1:]  # in (0, total]: a legal one
         chosen = (cumulative < draws).sum(axis=1)
         return np.minimum(chosen, action_masks.shape[1] - 1)
+
+
+def _network(checkpoint: str | os.PathLike[str] | PPOWeights | None, config: GameConfig) -> PPOWeights:
+    return weights_for_table(checkpoint, config, held=PPOWeights, held_name="ppo weights", file_kind="ppo weights",
+                             shipped=shipped_weights, read=_load_for_acting, adopt=lambda weights: weights)
+
+
+def network_logits(network: PPOWeights, config: GameConfig, observations: np.ndarray, action_masks: np.ndarray,
+                   facts: np.ndarray | None = None) -> np.ndarray:
+    """(K, A) logits of every action: the action head's, or each legal move's after-state score
+    (a row with one legal move: 0 there); `facts`: each row's history feature, where the network reads one."""
+    if network.config.policy_head == "actions":
+        return network.policy(observations)
+    logits = np.zeros(action_masks.shape, dtype=np.float32)
+    choosing = np.flatnonzero(action_masks.astype(bool).sum(axis=1) > 1)
+    within, actions = np.nonzero(action_masks[choosing])
+    if actions.size:
+        rows = choosing[within]
+        vectors, _ = afterstates(observations, actions, config, rows=rows)
+        if facts is not None:
+            vectors = np.concatenate([vectors, facts[rows]], axis=1)
+        logits[rows, actions] = network.policy(vectors)[:, 0]
+    return logits
+
+
+@register_policy("ppo_history")
+class PPOHistoryPolicy(Policy):
+    """A ppo network that reads the hand's history (``dominoes train dmc --history passes``): the most
+    probable legal move, from the observation and the facts this object keeps through the hand.
+
+    Args:
+        checkpoint: a weights file (or :class:`~baselines.ppo.weights.PPOWeights`) with a history
+            feature; none ships, so one must be given.
+
+    Raises:
+        ValueError: no checkpoint, weights without a history feature (``ppo`` plays those), or
+            weights that are missing, damaged or trained for another table.
+    """
+
+    def __init__(self, num_players: int | GameConfig = 4, highest_double: int = 9, seed: SeedLike = None,
+                 checkpoint: str | os.PathLike[str] | PPOWeights | None = None) -> None:
+        super().__init__(num_players, highest_double, seed)
+        if checkpoint is None:
+            raise ValueError("ppo_history needs checkpoint=FILE: no weights with a history feature ship (train "
+                             "some with `dominoes train dmc --history passes`)")
+        self.network = _network(checkpoint, self.config)
+        if self.network.config.history == "none":
+            raise ValueError("these ppo weights read no history (history='none'): play them with ppo (ppo@FILE)")
+        self.facts = PassFacts(self.config, games=1)
+        self._seat = np.zeros(1, dtype=np.int64)
+
+    def reset(self) -> None:
+        self.facts.reset()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        observations = one_hand_part(self.config, np.asarray(observation)[None])
+        facts = self.facts.observe(observations, self._seat, self._seat)  # every observation, forced moves too
+        mask = np.asarray(action_mask)[None]
+        logits = network_logits(self.network, self.config, observations, mask, facts)
+        return int(np.where(mask.astype(bool), logits, -np.inf).argmax(axis=1)[0])

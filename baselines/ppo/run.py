@@ -45,7 +45,7 @@ from baselines.learning.recorder import (
 from baselines.learning.run import EVALUATION_SEED
 from baselines.policies import registry, specs
 from baselines.ppo.config import PPOConfig
-from baselines.ppo.policy import PPOPolicy
+from baselines.ppo.policy import PPOHistoryPolicy, PPOPolicy
 from baselines.ppo.trainer import Trainer
 from baselines.ppo.weights import PPOWeights, load_weights, save_weights, shipped_weights
 from dominoes_env import files
@@ -94,7 +94,7 @@ def evaluation_rows(weights: PPOWeights, config: PPOConfig) -> list[dict[str, An
     """The player against each evaluation opponent that plays the table: copies in every other seat,
     the same held-out deals every time (:data:`~baselines.learning.run.EVALUATION_SEED`), seats rotated."""
     rows = []
-    player = PPOPolicy(config.game, checkpoint=weights)
+    player = (PPOPolicy if config.history == "none" else PPOHistoryPolicy)(config.game, checkpoint=weights)
     for opponent in config.eval_opponents:
         spec = specs.parse(opponent)[0]
         try:

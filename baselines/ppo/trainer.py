@@ -143,6 +143,8 @@ class Trainer:
     """One run's network, optimiser and games; :meth:`start_segment`, then :meth:`collect` and
     :meth:`learn` in turn."""
 
+    reads_history = False  #: whether the trainer feeds the network the history feature (config.history)
+
     def resume_identity(self) -> str:
         """What a resume file must hold to be this run's: the configuration (a learner that reads
         it differently, DMC's, adds its own name and settings, so that one never resumes the other)."""
@@ -151,6 +153,9 @@ class Trainer:
     def __init__(self, config: PPOConfig, device: torch.device | str = "cpu", engine_threads: int = 1) -> None:
         """`engine_threads`: the batched engine's threads (the same games on any number; more where
         the network runs elsewhere, on a GPU)."""
+        if config.history != "none" and not self.reads_history:
+            raise ValueError(f"history={config.history!r} is read by dmc's trainer only, for now (dominoes train dmc "
+                             f"--history {config.history}); ppo's reads history='none'")
         self.config, self.device = config, torch.device(device)
         torch.manual_seed(config.seed)
         self.network = ActorCritic(config).to(self.device)
