@@ -161,3 +161,24 @@ def test_a_run_with_the_history_feature_learns_and_its_file_plays_as_ppo_history
     assert margin + spread < 0, (margin, spread)
     with pytest.raises(ValueError, match="read by dmc's trainer only"):
         Trainer(config)
+
+
+def test_a_history_that_the_run_does_not_read_is_refused_before_training(tmp_path, capsys):
+    flat = tmp_path / "flat"
+    assert _train(["dmc", "--steps", "1", "--num-envs", "8", "--rollout-steps", "4", "--hidden", "16",
+                   "--eval-every", "0", "--eval-hands", "8", "--eval-opponents", "random", "--players", "2",
+                   "--highest", "6", "--no-progress", "--out", str(flat)]) == 0
+    with pytest.raises(ValueError, match="has history 'none', this run 'passes'"):
+        ppo_run.initial_weights(str(flat / "ppo.safetensors"), small(history="passes"))
+    capsys.readouterr()
+    assert _train(["ppo", "--history", "passes", "--out", str(tmp_path / "never")]) == 2  # not one of ppo's options
+    assert "unrecognized arguments: --history" in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()
+
+
+def test_behaviour_cloning_refuses_a_history_feature_in_one_line():
+    from baselines.imitation.settings import CloningSettings
+    from baselines.imitation.train import clone
+
+    with pytest.raises(ValueError, match="fits the observation alone"):
+        clone(None, small(history="passes"), CloningSettings(), lambda row, weights: None)  # type: ignore[arg-type]

@@ -137,6 +137,8 @@ def test_a_file_without_the_history_field_reads_as_none_and_none_is_left_out_of_
     assert with_facts.observation_size == config.observation_size + 3 * 10  # 3 other seats x values 0-9
     with pytest.raises(ValueError, match="history=.moves. is not supported"):
         PPOConfig(**SMALL, history="moves")
+    with pytest.raises(ValueError, match="after-state head only"):
+        PPOConfig(**SMALL, history="passes", policy_head="actions")
 
 
 def test_weights_with_the_history_feature_are_played_by_ppo_history_only(tmp_path):

@@ -125,8 +125,12 @@ def clone(data: Demonstrations, config: PPOConfig, settings: CloningSettings,
     held out) and that epoch's row.
 
     Raises:
-        ValueError: no hand is left to train on, or `resume` is not a state this fit wrote (one line).
+        ValueError: no hand is left to train on, `resume` is not a state this fit wrote, or a history
+            feature in `config` (one line).
     """
+    if config.history != "none":
+        raise ValueError(f"behaviour cloning fits the observation alone: history={config.history!r} is read by "
+                         f"dominoes train dmc only")
     fit = Fit(config, settings, data, init)
     training, held = data.split(settings.held_out, settings.seed)
     if training.size == 0:

@@ -154,6 +154,9 @@ class PPOConfig:
         for spec in fields(self):
             if "option" in spec.metadata:
                 object.__setattr__(self, spec.name, spec.metadata["option"].check(spec.name, getattr(self, spec.name)))
+        if self.history != "none" and self.policy_head != "afterstates":
+            raise ValueError(f"history={self.history!r} is read with the after-state head only (policy_head="
+                             f"'afterstates'), got policy_head={self.policy_head!r}")
         if self.eval_hands < self.num_players:
             raise ValueError(f"eval_hands must be at least num_players ({self.num_players}), got {self.eval_hands}")
         if self.num_envs * self.rollout_steps > MAX_BATCH_ROWS:

@@ -153,7 +153,7 @@ def _arrays(value: Any) -> Any:
 
 
 #: What a run started from other weights must share with them: the network's shape and meaning
-INIT_FIELDS = ("hidden", "activation", "policy_head")
+INIT_FIELDS = ("hidden", "activation", "policy_head", "history")
 
 
 def initial_weights(source: str, config: PPOConfig) -> PPOWeights:

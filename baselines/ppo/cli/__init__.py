@@ -33,12 +33,20 @@ def _threads_argument(text: str) -> int | str:
     return "auto" if text == "auto" else validation.integer_argument(text)
 
 
+#: PPO's fields that only another learner reads (PPO's trainer refuses them): not ppo's options
+NOT_READ_BY_PPO = ("history",)
+
+
+def _ppo_fields() -> tuple[str, ...]:
+    return tuple(spec.name for spec in dataclasses.fields(PPOConfig) if spec.name not in NOT_READ_BY_PPO)
+
+
 def add_arguments(parser: argparse.ArgumentParser, fields: Collection[str] | None = None,
                   out: str = "runs/ppo") -> None:
-    """The table, `fields` of :class:`PPOConfig` (None: every one) as options, and the run's own
-    options (``dominoes train dmc`` takes those of PPO's fields it reads, with its own --out)."""
+    """The table, `fields` of :class:`PPOConfig` (None: every one PPO reads) as options, and the run's
+    own options (``dominoes train dmc`` takes those of PPO's fields it reads, with its own --out)."""
     options.add_table_options(parser)
-    add_dataclass_options(parser, PPOConfig, only=fields)
+    add_dataclass_options(parser, PPOConfig, only=_ppo_fields() if fields is None else fields)
     parser.add_argument("--out", default=out, help="where the weights, log.csv, learning_curve.png and the "
                                                           "resume state go (default %(default)s)")
     parser.add_argument("--device", choices=DEVICES, default="auto",
@@ -64,7 +72,8 @@ def config_from_arguments(args: argparse.Namespace, fields: Collection[str] | No
     Raises:
         ValueError: a value out of bounds, named by its option.
     """
-    return PPOConfig(game=options.table(args), **read_dataclass_options(args, PPOConfig, only=fields))
+    return PPOConfig(game=options.table(args),
+                     **read_dataclass_options(args, PPOConfig, only=_ppo_fields() if fields is None else fields))
 
 
 def command_line(config: PPOConfig, out: Path, init: str | None = None, learner: str = "ppo",
