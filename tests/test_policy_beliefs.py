@@ -13,7 +13,6 @@ import dominoes_env
 from baselines.inference import KINDS, NetworkPolicyBeliefs, PolicyBeliefs, UniformBeliefs, make_beliefs
 from baselines.inference.policy import OpponentMoves
 from baselines.inference.sampling import WorldSampler
-from baselines.policies.registry import make_policy
 from dominoes_env.core import rules
 from dominoes_env.core.hidden import BONEYARD, deal_marginals, sampled_positions
 from dominoes_env.core.observation import Observer, observation_layout
@@ -38,40 +37,32 @@ def test_the_moves_read_agree_with_the_real_history(num_players, highest, table_
     """Each play read: the seat's hand then (its hand now and the tiles it played since) is its real
     hand at that play, and the tiles that fitted are the real legal ones; each pass or draw read: the
     seat's hand then held no tile that fitted."""
-    env = dominoes_env.raw_env(num_players, highest, **table_rules)
-    config, tiles_with_value = env.config, env.config.tiles.tiles_with_value
-    t, checked = config.num_tiles, {"plays": 0, "none": 0}
-    for game in range(2):
-        env.reset(seed=game)
-        readers, history = [OpponentMoves(config) for _ in range(num_players)], []
-        players = [make_policy("greedy", config, seed=seat) for seat in range(num_players)]
-        for agent in env.agent_iter():
-            observation, _, termination, truncation, _ = env.last()
-            if termination or truncation:
-                env.step(None)
+    config = dominoes_env.make_config(num_players, highest, **table_rules)
+    tiles_with_value, t, checked, hand = config.tiles.tiles_with_value, config.num_tiles, {"plays": 0, "none": 0}, None
+    for env, seat, observation, _ in decisions(num_players, highest, 2, **table_rules):
+        if (env.game, env.game.hand_index) != hand:  # a new hand: each seat reads it afresh
+            hand = (env.game, env.game.hand_index)
+            readers, history = [OpponentMoves(config) for _ in range(num_players)], []
+        state = np.array(env.game.hand.state)
+        readers[seat].observe(observation["observation"])
+        for move in readers[seat].moves:
+            mover = (seat + move.seat) % num_players
+            hand_then = (state[rules.HEADER_SIZE:rules.HEADER_SIZE + t] == mover) | move.known
+            if move.chosen < 0:
+                assert not (hand_then & move.legal).any()
+                checked["none"] += 1
                 continue
-            seat = env.possible_agents.index(agent)
-            state = np.array(env.game.hand.state)
-            readers[seat].observe(observation["observation"])
-            for move in readers[seat].moves:
-                mover = (seat + move.seat) % num_players
-                hand_then = (state[rules.HEADER_SIZE:rules.HEADER_SIZE + t] == mover) | move.known
-                if move.chosen < 0:
-                    assert not (hand_then & move.legal).any()
-                    checked["none"] += 1
-                    continue
-                before = next(past for past, after in zip(history, history[1:] + [state])
-                              if past[rules.HEADER_SIZE + move.chosen] == mover
-                              and after[rules.HEADER_SIZE + move.chosen] == rules.ON_TABLE)
-                assert np.array_equal(before[rules.HEADER_SIZE:rules.HEADER_SIZE + t] == mover, hand_then)
-                actions = np.empty((num_players + 1) * t + 2, dtype=np.int64)
-                count = rules.fill_legal_actions(before, tiles_with_value, actions)
-                legal = np.zeros(t, dtype=np.bool_)
-                legal[[a % t for a in actions[:count] if a < (num_players + 1) * t]] = True
-                assert np.array_equal(legal, move.legal & hand_then)
-                checked["plays"] += 1
-            history.append(state)
-            env.step(int(players[seat].act(observation["observation"], observation["action_mask"])))
+            before = next(past for past, after in zip(history, history[1:] + [state])
+                          if past[rules.HEADER_SIZE + move.chosen] == mover
+                          and after[rules.HEADER_SIZE + move.chosen] == rules.ON_TABLE)
+            assert np.array_equal(before[rules.HEADER_SIZE:rules.HEADER_SIZE + t] == mover, hand_then)
+            actions = np.empty((num_players + 1) * t + 2, dtype=np.int64)
+            count = rules.fill_legal_actions(before, tiles_with_value, actions)
+            legal = np.zeros(t, dtype=np.bool_)
+            legal[[a % t for a in actions[:count] if a < (num_players + 1) * t]] = True
+            assert np.array_equal(legal, move.legal & hand_then)
+            checked["plays"] += 1
+        history.append(state)
     assert checked["plays"] > 200 and checked["none"] > 20
 
 
