@@ -26,7 +26,7 @@ RUNS = {
     "dmc_vs_ppo.py": ["--minutes", "0.02", "--players", "2", "--highest", "6", "--num-envs", "16",
                       "--eval-every", "2048", "--eval-hands", "8", "--opponent", "random", "--out", "runs"],
     "imitation_curves.py": ["--curve", "clone", "dataset:2098",
-                            str(ROOT / "baselines/checkpoints/ppo_4p_d9.log.csv"), "--curve", "self-play", "none",
+                            str(ROOT / "baselines/checkpoints/ppo_clone_4p_d9.log.csv"), "--curve", "self-play", "none",
                             str(ROOT / "baselines/checkpoints/ppo_selfplay_4p_d9.stage1.log.csv"),
                             "--out", "curves.png"],
     "jax_throughput.py": ["--sizes", "16", "--seconds", "0.2", "--unroll", "4"],

@@ -14,6 +14,7 @@ import dominoes_env
 from baselines.policies.registry import make_policy
 from baselines.ppo import PPOConfig, PPOPolicy, PPOWeights, load_weights, save_weights
 from baselines.ppo.weights import layer_shapes
+from dominoes_env.core.observation import one_hand_part
 
 SMALL = dict(hidden=(8, 8), num_envs=16, rollout_steps=8, minibatches=2, epochs=2, eval_hands=8,
              eval_opponents=("greedy",))
@@ -169,3 +170,59 @@ def test_the_history_player_keeps_the_facts_its_hand_proves():
             assert np.array_equal(player.facts.forbidden[0, 0], knowledge.forbidden)
             proved += int(knowledge.forbidden.any())
     assert proved > 0
+
+
+# --------------------------------------------------------------------------- the hand-made feature
+def test_the_best_chain_feature_is_td_lambdas_own_numbers_and_its_player_needs_no_torch(tmp_path):
+    """With features="best_chain" the network reads, after each vector, exactly the best-chain block of
+    td_lambda's input; the field is left out of files at its default, and a player of such weights plays."""
+    from baselines.ppo.features import NetworkInputs
+    from baselines.td_lambda.features import LineFeatures
+
+    config = PPOConfig(**SMALL, features="best_chain")
+    assert "features" not in PPOConfig(**SMALL).to_dict() and PPOConfig.from_dict(PPOConfig(**SMALL).to_dict()) \
+        .features == "none"
+    assert PPOConfig.from_json(config.to_json()) == config
+    assert config.observation_size == PPOConfig(**SMALL).observation_size + 2 * 55 + 5  # double-nine: 55 tiles
+    seen = np.array([seen["observation"] for _, _, seen, _ in decisions(4, 9, games=2)], dtype=np.int8)
+    seen = one_hand_part(config.game, seen)
+    inputs = NetworkInputs(config.game, "best_chain")(seen)
+    line = LineFeatures(config.game)
+    np.testing.assert_array_equal(inputs[:, :seen.shape[1]], seen)
+    np.testing.assert_array_equal(inputs[:, seen.shape[1]:], line(seen)[:, line.basic_size:])
+    assert inputs[:, seen.shape[1]:].any(axis=1).mean() > 0.5  # most positions have a chain to read
+    assert NetworkInputs(config.game, "none")(seen) is seen
+    with pytest.raises(ValueError, match="features=.pairs. is not supported"):
+        PPOConfig(**SMALL, features="pairs")
+    path = save_weights(tmp_path / "chain.safetensors", random_weights(config))
+    assert play_hand(make_policy("ppo", config.game, seed=0, checkpoint=str(path)), config.game) > 5
+
+
+TRAINING_OPTIONS_WITHOUT_TORCH = """
+import sys
+sys.modules["torch"] = None  # any `import torch` now fails
+from baselines.cli import main
+for words in (["train", "dagger", "--teacher", "persistent_line"], ["train", "dagger", "--teacher", "td_lambda:3"],
+              ["train", "dagger", "--players", "2", "--highest", "6"], ["train", "dagger", "--out", OUT]):
+    try:
+        code = main(words)
+    except SystemExit as exited:
+        code = exited.code
+    print("exit", code)
+"""
+
+
+def test_every_train_command_builds_its_options_without_torch_and_dagger_checks_its_teacher_first(tmp_path):
+    """`dominoes train` imports every learner's options (torch is an extra): none may import torch. DAgger
+    refuses a teacher it cannot use before it asks for torch, and without torch says so in one line."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + TRAINING_OPTIONS_WITHOUT_TORCH],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.split() == ["exit", "2"] * 4, (done.stdout, done.stderr)
+    errors = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr and len(errors) == 4, done.stderr
+    assert "keeps nothing between moves" in errors[0] and "without :COPIES" in errors[1]
+    assert "cannot play 2 players, double-6" in errors[2] and "torch" in errors[3] and not out.exists()

@@ -75,9 +75,10 @@ def math_log(value: float) -> float:
     return float(np.log(value))
 
 
-@pytest.mark.parametrize("head", ["actions", "afterstates"])
-def test_one_update_changes_the_weights_and_no_sampled_move_is_illegal(head):
-    trainer = Trainer(PPOConfig(**SMALL, steps=10_000, policy_head=head))
+@pytest.mark.parametrize("head, features", [("actions", "none"), ("afterstates", "none"), ("actions", "best_chain"),
+                                            ("afterstates", "best_chain")])
+def test_one_update_changes_the_weights_and_no_sampled_move_is_illegal(head, features):
+    trainer = Trainer(PPOConfig(**SMALL, steps=10_000, policy_head=head, features=features))
     trainer.start_segment(0)
     before = {name: value.clone() for name, value in trainer.network.state_dict().items()}
     masks = []
@@ -98,11 +99,12 @@ def test_one_update_changes_the_weights_and_no_sampled_move_is_illegal(head):
     assert np.isfinite(list(stats.values())).all()
 
 
-@pytest.mark.parametrize("head", ["actions", "afterstates"])
-def test_the_update_sees_the_probabilities_the_rollout_recorded(head):
+@pytest.mark.parametrize("head, features", [("actions", "none"), ("afterstates", "none"), ("actions", "best_chain"),
+                                            ("afterstates", "best_chain")])
+def test_the_update_sees_the_probabilities_the_rollout_recorded(head, features):
     """What the rollout records of a move (its log-probability) is what the head gives it again in the
     update, before any step; a forced move has probability 1 and no entropy."""
-    trainer = Trainer(PPOConfig(**{**SMALL, "num_envs": 64}, policy_head=head))
+    trainer = Trainer(PPOConfig(**{**SMALL, "num_envs": 64}, policy_head=head, features=features))
     trainer.start_segment(0)
     rollout = trainer.collect()
     flat_actions = rollout.actions.flatten()
@@ -115,9 +117,12 @@ def test_the_update_sees_the_probabilities_the_rollout_recorded(head):
     assert (entropy[forced].abs() < 1e-5).all() and (again[forced].abs() < 1e-5).all() and (entropy >= -1e-6).all()
 
 
-@pytest.mark.parametrize("head", ["actions", "afterstates"])
-def test_the_numpy_player_gives_the_networks_probabilities(head):
-    config = PPOConfig(**SMALL, policy_head=head)
+@pytest.mark.parametrize("head, features", [("actions", "none"), ("afterstates", "none"), ("actions", "best_chain"),
+                                            ("afterstates", "best_chain")])
+def test_the_numpy_player_gives_the_networks_probabilities(head, features):
+    """The numpy player of the trained weights gives the torch network's probabilities, with the
+    hand-made feature computed on its side as the trainer computes it on its own."""
+    config = PPOConfig(**SMALL, policy_head=head, features=features)
     trainer = Trainer(config)
     trainer.start_segment(0)
     trainer.learn(trainer.collect(), 1e-2)  # weights away from their initial ones
@@ -126,8 +131,8 @@ def test_the_numpy_player_gives_the_networks_probabilities(head):
     seen, masks = observation["observation"], observation["action_mask"]
     b = seen.shape[0]
     with torch.no_grad():
-        features = trainer.network.trunk(torch.from_numpy(seen).float())
-        _, record = trainer.head.sample(trainer.network, features, seen, masks, trainer.generator)
+        trunk = trainer.network.trunk(torch.from_numpy(trainer.inputs(seen)).float())
+        _, record = trainer.head.sample(trainer.network, trunk, seen, masks, trainer.generator)
         expected = np.zeros(masks.shape)
         for action in np.flatnonzero(masks.any(axis=0)):  # the head's probability of every legal action
             log_probs = trainer.head.log_probs(record, torch.full((b,), int(action)))

@@ -6,6 +6,7 @@
     dominoes train champion --hands 4800 --out runs/champion
     dominoes train ppo --steps 20000000 --out runs/ppo
     dominoes train dmc --steps 20000000 --out runs/dmc
+    dominoes train dagger --features best_chain --hidden 256,256 --steps 3000000 --out runs/dagger
     dominoes train beliefs --positions 1000000 --out runs/beliefs
     dominoes train bc --dataset dominoes/td_lambda-4p-d9-v0 --out runs/bc
 
@@ -17,8 +18,8 @@ write what :mod:`baselines.learning.recorder` says (weights, ``log.csv``,
 write their ``log.csv`` and ``learning_curve.png`` with the same recorder pieces. Every learner
 takes ``--out`` and ``--init``, and every one resumes a killed run when the same command is run
 again: td-lambda, sarsa and lookahead from their last round of evaluations, champion from its
-last finished generation, ppo and dmc from their last segment, bc and beliefs from their last finished
-epoch (ppo, dmc, bc and beliefs keep their state in ``resume.pt``). A learner's heavy dependencies
+last finished generation, ppo, dmc and dagger from their last segment, bc and beliefs from their last finished
+epoch (ppo, dmc, dagger, bc and beliefs keep their state in ``resume.pt``). A learner's heavy dependencies
 (torch) are imported only when its run starts.
 """
 
@@ -35,6 +36,7 @@ LEARNERS: dict[str, str] = {
     "champion": "baselines.champion.cli",
     "ppo": "baselines.ppo.cli",
     "dmc": "baselines.ppo.cli.dmc",
+    "dagger": "baselines.ppo.cli.dagger",
     "beliefs": "baselines.inference.cli",
     "bc": "baselines.imitation.cli",
 }

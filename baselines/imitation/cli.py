@@ -46,7 +46,7 @@ from dominoes_env.core.config import describe_table
 #: One line for ``dominoes train --help``.
 HELP = "behaviour cloning of a dominoes dataset into the ppo network (needs torch and minari)"
 #: ppo's options this command takes: the network's shape, the value targets, the evaluations.
-PPO_FIELDS = ("hidden", "activation", "policy_head", "reward", "reward_scale", "eval_opponents")
+PPO_FIELDS = ("hidden", "activation", "policy_head", "features", "reward", "reward_scale", "eval_opponents")
 WEIGHTS_NAME = "bc.safetensors"
 LOG_COLUMNS = ("epoch", "rows", "kind", "opponent", "train_loss", "train_accuracy", "train_value_loss",
                "held_out_loss", "held_out_accuracy", "held_out_value_loss", "margin", "margin_ci95", "own_pips",

@@ -46,7 +46,7 @@ class Fit:
         self.network = ActorCritic(config)
         if init is not None:
             self.network.load_named_weights(dict(init.weights))
-        self.head: PolicyHead = HEADS[config.policy_head](config.game, torch.device("cpu"))
+        self.head: PolicyHead = HEADS[config.policy_head](config.game, torch.device("cpu"), config.features)
         self.optimiser = torch.optim.AdamW(self.network.parameters(), lr=settings.learning_rate,
                                            weight_decay=settings.weight_decay)
 
@@ -56,7 +56,7 @@ class Fit:
         data = self.data
         observations, masks = data.observations[rows], data.masks[rows]
         actions = torch.from_numpy(data.actions[rows])
-        features = self.network.trunk(torch.from_numpy(observations).float())
+        features = self.network.trunk(torch.from_numpy(self.head.inputs(observations)).float())
         found = self.head.candidates(observations, masks)
         candidate_rows = torch.from_numpy(found.rows)
         candidate_actions = torch.from_numpy(found.actions)

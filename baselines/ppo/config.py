@@ -14,6 +14,7 @@ from typing import Any
 from baselines.learning import options
 from baselines.learning.config import TABLE_FIELDS, table_from_fields
 from baselines.learning.options import bounded, option
+from baselines.ppo.features import FEATURES, features_size
 from baselines.ppo.history import HISTORY, history_size
 from dominoes_env.core import validation
 from dominoes_env.core.config import TABLE_RULE_NAMES, GameConfig, make_config
@@ -31,7 +32,7 @@ MAX_LAYERS = 8
 MAX_BATCH_ROWS = 2**24  #: games x rollout steps of one update (its memory: rows x observation bytes)
 NUM_ENVS = 1024  #: the default games stepped side by side
 ROLLOUT_STEPS = 32  #: the default steps of every game in one rollout
-ADDED_LATER = ("history",)  #: fields a file written before them lacks (they take their default)
+ADDED_LATER = ("history", "features")  #: fields a file written before them lacks (they take their default)
 
 
 def _opponents(name: str, value: Any) -> tuple[str, ...]:
@@ -112,6 +113,11 @@ class PPOConfig:
         "every other seat and pip value, whether its passes proved it holds no such tile)", _choice(HISTORY), str))
     """:mod:`baselines.ppo.history`: "none", the observation alone; "passes", also the facts the
     hand's passes proved (a player with it keeps them through the hand: ``ppo_history``)."""
+    features: str = field(default="none", metadata=option(
+        "--features", "what the network reads besides the observation that it computes from it: none, or "
+        "best_chain (td_lambda's best chain of the own hand, beside every position)", _choice(FEATURES), str))
+    """:mod:`baselines.ppo.features`: "none", the observation alone; "best_chain", also the numbers of
+    the own hand's best chain that td_lambda reads, after each vector the network is given."""
     learning_rate: float = field(default=1e-3, metadata=bounded("Adam's step size", 1e-7, 1.0))
     anneal: bool = field(default=True, metadata=option(
         "--anneal", "decay the learning rate linearly to 0 over the run (true/false)", options.flag, options.switch))
@@ -176,8 +182,10 @@ class PPOConfig:
 
     @property
     def observation_size(self) -> int:
-        """The network's input: the one-hand observation of the table, and the history feature's facts."""
-        return observation_layout(self.game).size + history_size(self.game, self.history)
+        """The network's input: the one-hand observation of the table, the hand-made feature's numbers
+        and the history feature's facts (in that order)."""
+        return (observation_layout(self.game).size + features_size(self.game, self.features)
+                + history_size(self.game, self.history))
 
     @property
     def rollout_rows(self) -> int:

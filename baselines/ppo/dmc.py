@@ -98,9 +98,9 @@ class DMCTrainer(Trainer):
         the mover's `facts`, the history feature, where the network reads it)."""
         actions = masks.argmax(axis=1)  # the forced move where there is one
         found = self.head.candidates(observations, masks)
-        if not found.rows.size:
-            return actions, found.rows, np.zeros((0, self.config.observation_size), dtype=np.int8)
         assert found.vectors is not None
+        if not found.rows.size:
+            return actions, found.rows, np.zeros((0, self.config.observation_size), dtype=found.vectors.dtype)
         if facts is not None:
             found.vectors = np.concatenate([found.vectors, facts[found.rows]], axis=1)
         scores = self.network.afterstate_scores(torch.from_numpy(found.vectors).to(self.device).float()).cpu().numpy()
@@ -151,23 +151,15 @@ class DMCTrainer(Trainer):
 
     def learn(self, rollout: Finished, learning_rate: float) -> dict[str, float]:  # type: ignore[override]
         """`epochs` passes of `minibatches` minibatches: the chosen moves' scores regressed on their returns."""
-        for group in self.optimiser.param_groups:
-            group["lr"] = learning_rate
         rows = rollout.returns.shape[0]
         if rows == 0:
             return {}
-        total, batches = 0.0, 0
-        for _ in range(self.config.epochs):
-            for batch in torch.randperm(rows, generator=self.generator, device=self.device).chunk(
-                    min(self.config.minibatches, rows)):
-                scores = self.network.afterstate_scores(rollout.afterstates.index_select(0, batch).float())
-                loss = 0.5 * (scores - rollout.returns.index_select(0, batch)).pow(2).mean()
-                self.optimiser.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.network.parameters(), self.config.max_grad_norm)
-                self.optimiser.step()
-                total, batches = total + float(loss.detach()), batches + 1
-        return {"value": total / batches}
+
+        def loss_of(batch: torch.Tensor) -> torch.Tensor:
+            scores = self.network.afterstate_scores(rollout.afterstates.index_select(0, batch).float())
+            return 0.5 * (scores - rollout.returns.index_select(0, batch)).pow(2).mean()
+
+        return {"value": self.descend(rows, learning_rate, loss_of)}
 
     def learner_steps(self, rollout: Finished) -> int:  # type: ignore[override]
         """Every decision the rollout stepped, as PPO counts in self-play (the curves compare like with like)."""

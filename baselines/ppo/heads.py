@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from baselines.ppo.features import NetworkInputs
 from baselines.ppo.network import ActorCritic
 from dominoes_env.core.afterstate import afterstates
 from dominoes_env.core.config import GameConfig
@@ -35,6 +36,9 @@ from dominoes_env.core.config import GameConfig
 class PolicyHead(Protocol):
     """What the trainer asks of a head (see the module docstring); behaviour cloning
     (:mod:`baselines.imitation.train`) also scores a batch's candidates itself."""
+
+    inputs: NetworkInputs  #: the network's input of a vector (the after-states' and the observations' alike)
+    with_afterstates: bool  #: whether it scores each move from its after-state (not from the observation's features)
 
     def candidates(self, observations: np.ndarray, masks: np.ndarray) -> Candidates: ...
 
@@ -78,8 +82,10 @@ class _CandidateHead:
 
     with_afterstates = False  #: whether a candidate carries its after-state vector
 
-    def __init__(self, config: GameConfig, device: torch.device) -> None:
+    def __init__(self, config: GameConfig, device: torch.device, features: str) -> None:
+        """`features`: what the network reads beside each after-state (:mod:`baselines.ppo.features`)."""
         self.config, self.device = config, device
+        self.inputs = NetworkInputs(config, features)
 
     def scores(self, network: ActorCritic, features: torch.Tensor, positions: torch.Tensor, actions: torch.Tensor,
                vectors: torch.Tensor | None) -> torch.Tensor:
@@ -91,7 +97,8 @@ class _CandidateHead:
         choosing = np.flatnonzero(masks.sum(axis=1) > 1)
         within, actions = np.nonzero(masks[choosing])
         rows = choosing[within]
-        vectors = afterstates(observations, actions, self.config, rows=rows)[0] if self.with_afterstates else None
+        vectors = (self.inputs(afterstates(observations, actions, self.config, rows=rows)[0])
+                   if self.with_afterstates else None)
         return Candidates(rows, actions, vectors)
 
     def sample(self, network: ActorCritic, features: torch.Tensor, observations: np.ndarray, masks: np.ndarray,
@@ -199,5 +206,5 @@ def _segment_logsumexp(values: torch.Tensor, segments: torch.Tensor, size: int) 
     return top + sums.log()
 
 
-HEADS: dict[str, Callable[[GameConfig, torch.device], PolicyHead]] = {"actions": ActionHead,
+HEADS: dict[str, Callable[[GameConfig, torch.device, str], PolicyHead]] = {"actions": ActionHead,
                                                                        "afterstates": AfterstateHead}

@@ -21,6 +21,7 @@ import numpy as np
 from baselines.learning.files import ships, weights_for_table
 from baselines.policies.policy import BatchPolicy, Policy, SeedLike
 from baselines.policies.registry import register_policy
+from baselines.ppo.features import NetworkInputs
 from baselines.ppo.history import PassFacts
 from baselines.ppo.weights import MASKED_LOGIT, PPOWeights, load_weights, shipped_weights
 from dominoes_env.core import validation
@@ -68,6 +69,7 @@ class PPOPolicy(BatchPolicy):
         if self.network.config.history != "none":
             raise ValueError(f"these ppo weights read the hand's history (history={self.network.config.history!r}): "
                              f"play them with ppo_history (ppo_history@FILE)")
+        self.inputs = NetworkInputs(self.config, self.network.config.features)
 
     @classmethod
     def plays_by_default(cls, config: GameConfig) -> bool:
@@ -81,7 +83,7 @@ class PPOPolicy(BatchPolicy):
                                     action_masks, self.temperature if self.sample else 1.0)
 
     def _logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return network_logits(self.network, self.config, observations, action_masks)
+        return network_logits(self.network, self.config, observations, action_masks, self.inputs)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], action_mask[None])[0])
@@ -104,17 +106,18 @@ def _network(checkpoint: str | os.PathLike[str] | PPOWeights | None, config: Gam
 
 
 def network_logits(network: PPOWeights, config: GameConfig, observations: np.ndarray, action_masks: np.ndarray,
-                   facts: np.ndarray | None = None) -> np.ndarray:
+                   inputs: NetworkInputs, facts: np.ndarray | None = None) -> np.ndarray:
     """(K, A) logits of every action: the action head's, or each legal move's after-state score
-    (a row with one legal move: 0 there); `facts`: each row's history feature, where the network reads one."""
+    (a row with one legal move: 0 there); `inputs`: the network's input of a vector (the player's, made
+    once: :mod:`baselines.ppo.features`); `facts`: each row's history feature, where the network reads one."""
     if network.config.policy_head == "actions":
-        return network.policy(observations)
+        return network.policy(inputs(observations))
     logits = np.zeros(action_masks.shape, dtype=np.float32)
     choosing = np.flatnonzero(action_masks.astype(bool).sum(axis=1) > 1)
     within, actions = np.nonzero(action_masks[choosing])
     if actions.size:
         rows = choosing[within]
-        vectors, _ = afterstates(observations, actions, config, rows=rows)
+        vectors = inputs(afterstates(observations, actions, config, rows=rows)[0])
         if facts is not None:
             vectors = np.concatenate([vectors, facts[rows]], axis=1)
         logits[rows, actions] = network.policy(vectors)[:, 0]
@@ -145,6 +148,7 @@ class PPOHistoryPolicy(Policy):
         if self.network.config.history == "none":
             raise ValueError("these ppo weights read no history (history='none'): play them with ppo (ppo@FILE)")
         self.facts = PassFacts(self.config, games=1)
+        self.inputs = NetworkInputs(self.config, self.network.config.features)
         self._seat = np.zeros(1, dtype=np.int64)
 
     def reset(self) -> None:
@@ -154,5 +158,5 @@ class PPOHistoryPolicy(Policy):
         observations = one_hand_part(self.config, np.asarray(observation)[None])
         facts = self.facts.observe(observations, self._seat, self._seat)  # every observation, forced moves too
         mask = np.asarray(action_mask)[None]
-        logits = network_logits(self.network, self.config, observations, mask, facts)
+        logits = network_logits(self.network, self.config, observations, mask, self.inputs, facts)
         return int(np.where(mask.astype(bool), logits, -np.inf).argmax(axis=1)[0])

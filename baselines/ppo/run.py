@@ -53,8 +53,8 @@ from dominoes_env.core.config import describe_table
 
 LATEST_NAME, WEIGHTS_NAME, RESUME_NAME = "latest.safetensors", "ppo.safetensors", TORCH_RESUME_NAME
 LOG_COLUMNS = ("steps", "kind", "opponent", "steps_per_second", "margin", "margin_ci95", "own_pips", "opponent_pips",
-               "won", "entropy", "policy_loss", "value_loss", "approx_kl", "clip_fraction", "learning_rate",
-               "elapsed_s")
+               "won", "entropy", "policy_loss", "value_loss", "approx_kl", "clip_fraction", "agreement",
+               "learning_rate", "elapsed_s")
 TIMING_COLUMNS = ("steps_per_second", "elapsed_s")  #: the columns a resumed run does not repeat
 REPORT_STEPS = 250_000  #: learner steps between train rows
 RESUME_FORMAT = "dominoes-ppo-resume/1"
@@ -153,7 +153,7 @@ def _arrays(value: Any) -> Any:
 
 
 #: What a run started from other weights must share with them: the network's shape and meaning
-INIT_FIELDS = ("hidden", "activation", "policy_head", "history")
+INIT_FIELDS = ("hidden", "activation", "policy_head", "history", "features")
 
 
 def initial_weights(source: str, config: PPOConfig) -> PPOWeights:
@@ -232,10 +232,10 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
         now = time.perf_counter()
         rate = (steps - report_from) / max(now - clock, 1e-9)
         means = {name: value / max(updates, 1) for name, value in totals.items()}
+        diagnostics = {name: means.get(name) for name in ("entropy", "approx_kl", "clip_fraction", "agreement")}
         write({"steps": steps, "kind": "train", "opponent": "self" if config.self_play else "pool",
                "steps_per_second": rate, **trainer.take_hands(), "learning_rate": learning_rate(config, steps),
-               "entropy": means.get("entropy"), "policy_loss": means.get("policy"), "value_loss": means.get("value"),
-               "approx_kl": means.get("approx_kl"), "clip_fraction": means.get("clip_fraction")})
+               "policy_loss": means.get("policy"), "value_loss": means.get("value"), **diagnostics})
         report_from, clock, totals, updates = steps, time.perf_counter(), {}, 0
 
     while steps < config.steps:

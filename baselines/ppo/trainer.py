@@ -27,6 +27,7 @@ checkpoint repeats exactly what followed it (:mod:`baselines.ppo.run` keeps the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,7 +165,8 @@ class Trainer:
                                      reward=config.reward, threads=engine_threads)
         self.one_hand = observation_layout(config.game).size
         self.rotation = seat_rotation(config.num_players).to(self.device)
-        self.head = HEADS[config.policy_head](config.game, self.device)
+        self.head = HEADS[config.policy_head](config.game, self.device, config.features)
+        self.inputs = self.head.inputs  #: the network's input of an observation (the head's: one chain cache)
         self.seats = None if config.self_play else PoolSeats(config, self.engine)
         self.generator = torch.Generator(device=self.device)
         self.observation: dict[str, np.ndarray] = {}
@@ -198,7 +200,7 @@ class Trainer:
             "ended")}
         for _ in range(config.rollout_steps):
             observations, masks = self.observation["observation"][:, :self.one_hand], self.observation["action_mask"]
-            seen = torch.from_numpy(observations).to(self.device)
+            seen = torch.from_numpy(self.inputs(observations)).to(self.device)
             movers = torch.from_numpy(engine.current_player.astype(np.int64)).to(self.device)
             features = self.network.trunk(seen.float())
             actions, choices = self.head.sample(self.network, features, observations, masks, self.generator)
@@ -222,7 +224,7 @@ class Trainer:
                                 ("rewards", torch.from_numpy(rewards * config.reward_scale).float().to(self.device)),
                                 ("ended", torch.from_numpy(terminated | truncated).float().to(self.device))):
                 columns[name].append(value)
-        seen = torch.from_numpy(self.observation["observation"][:, :self.one_hand]).to(self.device)
+        seen = torch.from_numpy(self.inputs(self.observation["observation"][:, :self.one_hand])).to(self.device)
         movers = torch.from_numpy(engine.current_player.astype(np.int64)).to(self.device)
         bootstrap = self._seat_values(self.network.trunk(seen.float()), movers)
         choices = self.head.stack(columns.pop("choices"), b)
@@ -273,6 +275,24 @@ class Trainer:
                 for name, value in losses.items():
                     totals[name] = totals.get(name, 0.0) + float(value.detach())
         return {name: total / batches for name, total in totals.items()}
+
+    def descend(self, rows: int, learning_rate: float, loss_of: Callable[[torch.Tensor], torch.Tensor]) -> float:
+        """`epochs` passes of `minibatches` minibatches over `rows` rows, an optimiser step on each
+        minibatch's `loss_of(its row indices)` (gradients clipped to `max_grad_norm`); the mean loss.
+        DMC's and DAgger's updates (one loss each; PPO's own keeps several figures)."""
+        for group in self.optimiser.param_groups:
+            group["lr"] = learning_rate
+        total, batches = 0.0, 0
+        for _ in range(self.config.epochs):
+            for batch in torch.randperm(rows, generator=self.generator, device=self.device).chunk(
+                    min(self.config.minibatches, rows)):
+                loss = loss_of(batch)
+                self.optimiser.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.network.parameters(), self.config.max_grad_norm)
+                self.optimiser.step()
+                total, batches = total + float(loss.detach()), batches + 1
+        return total / batches
 
     def take_hands(self) -> dict[str, float]:
         """Mean pips per hand of the learner's seats and of the others, over the hands finished since

@@ -136,11 +136,21 @@ class LineFeatures(BasicFeatures):
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
         out = np.zeros((vectors.shape[0], self.size), dtype=np.float32)
         self.fill(vectors, out)
+        self._chain_into(vectors, out, self.basic_size)
+        return out
+
+    def chain_numbers(self, vectors: np.ndarray) -> np.ndarray:
+        """(K, D) int8 observation vectors -> (K, 2T + 5) float32: the best-chain block alone (what
+        ppo's network reads beside the observation with ``--features best_chain``)."""
+        out = np.zeros((vectors.shape[0], self.size - self.basic_size), dtype=np.float32)
+        self._chain_into(vectors, out, 0)
+        return out
+
+    def _chain_into(self, vectors: np.ndarray, out: np.ndarray, column: int) -> None:
         _best_chain_block(vectors, self.offsets[0], self.own_open, self.t, self.highest + 1, self.low, self.high,
                           self.in_pow, self.off_pow, MAX_LINE_LENGTH, float(2 * self.highest),
-                          float(self.highest * self.max_hand), float(self.max_hand), self.basic_size,
+                          float(self.highest * self.max_hand), float(self.max_hand), column,
                           self.cache_keys, self.cache_rows, out)
-        return out
 
 
 def make_features(config: HasVariant) -> BasicFeatures:

@@ -25,7 +25,7 @@ from dominoes_env.core import validation
 from dominoes_env.core.config import table_arguments
 
 #: One line for ``dominoes train --help``.
-HELP = "PPO self-play on the batched engine, from the observation alone (needs torch)"
+HELP = "PPO self-play on the batched engine (the observation alone, or with --features) (needs torch)"
 
 
 def _threads_argument(text: str) -> int | str:
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser, fields: Collection[str] | Non
     parser.add_argument("--init", metavar="FILE", default=None,
                         help="start from these ppo weights instead of random ones (a file of dominoes train ppo, or "
                              "'ppo' for the table's shipped ones): a second stage of a run, with its own schedule; "
-                             "the table, widths, activation and head must be this run's")
+                             "the table, widths, activation, head and features must be this run's")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

@@ -25,7 +25,7 @@ HELP = "Deep Monte-Carlo (DouZero's method) in self-play on ppo's network (needs
 #: GAE, value weight, discount and pool of opponents mean nothing to it, so they are not options here).
 FIELDS = ("steps", "seed", "num_envs", "rollout_steps", "hidden", "activation", "learning_rate", "anneal", "epochs",
           "minibatches", "max_grad_norm", "reward", "reward_scale", "hands_per_game", "eval_every", "eval_hands",
-          "eval_opponents", "history")
+          "eval_opponents", "history", "features")
 
 #: DouZero's exploration, and what `benchmarks/dmc_vs_ppo.py` measured with (docs/ppo.md).
 DEFAULT_EPSILON = 0.01
