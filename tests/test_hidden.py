@@ -33,6 +33,20 @@ def true_places(env, seat: int, knowledge: HandKnowledge) -> np.ndarray:
                      for tile in knowledge.hidden])
 
 
+def facts_true_of_the_deal(env, seat: int, forbidden: np.ndarray) -> int:
+    """Brute force against the env's true hands: every fact ``forbidden[k, v]`` (in `seat`'s frame) holds
+    now, the k-th seat after `seat` holding no tile with an end v; row 0 claims nothing. Returns the
+    number of facts checked."""
+    config = env.game.config
+    n, low, high = config.num_players, config.tiles.low, config.tiles.high
+    assert forbidden.shape == (n, config.highest_double + 1) and forbidden.dtype == np.bool_
+    assert not forbidden[0].any()
+    for k in range(1, n):
+        for tile in env.game.hand.hand((seat + k) % n):
+            assert not (forbidden[k, low[tile]] or forbidden[k, high[tile]]), f"seat {seat}'s fact on seat +{k}"
+    return int(forbidden.sum())
+
+
 def decisions(num_players, highest, games, policy="greedy", **table_rules):
     """(env, seat, observation, knowledge) at every decision of `games` seeded games, every seat tracked."""
     env = dominoes_env.raw_env(num_players, highest, num_hands=2, **table_rules)
@@ -109,6 +123,45 @@ def check_soundness(num_players, highest, table_rules, games, enough=None) -> in
             np.testing.assert_array_equal(position.legal_mask(), observation["action_mask"])
     assert counted > 50 and facts > 0
     return counted
+
+
+@pytest.mark.parametrize("num_players, highest, table_rules", TABLES, ids=TABLE_IDS)
+def test_every_fact_the_tracker_claims_is_true_of_the_real_hands(num_players, highest, table_rules):
+    """At every decision of greedy and of random play, each seat's facts hold of the true deal (the env's
+    hands, read directly, not through the sampler's ``agrees``), at every table and rule set; and passes
+    prove something."""
+    claimed = 0
+    for policy in ("greedy", "random"):
+        for env, seat, _, knowledge in decisions(num_players, highest, 3 if num_players * highest < 100 else 1,
+                                                 policy=policy, **table_rules):
+            claimed += facts_true_of_the_deal(env, seat, knowledge.forbidden)
+    assert claimed > 0
+
+
+@pytest.mark.parametrize("num_players, highest, table_rules",
+                         [(4, 9, {}), (4, 9, {"boneyard": True, "cover_doubles": True}), (6, 12, MEXICAN_TRAIN)],
+                         ids=["4p-d9", "4p-d9-boneyard-cover", "6p-d12-mexican_train"])
+def test_the_tracker_sees_a_new_hand_without_reset_and_reset_forgets_at_once(num_players, highest, table_rules):
+    """Policies reset their tracker at each hand, but its reading must not depend on it: trackers never
+    reset, through games of two hands, know at every decision what those reset at each hand know.
+    ``forbidden`` (which players read) is the facts so far, an (n, values) bool array in the player's
+    frame, apart from the knowledge's copy; after reset() it is all False at once."""
+    never: list[KnowledgeTracker] = []
+    probe, forgot = None, False  # a third tracker of seat 0, reset once it knows something
+    for env, seat, observation, knowledge in decisions(num_players, highest, 3, policy="random", **table_rules):
+        never = never or [KnowledgeTracker(env.game.config) for _ in range(num_players)]
+        assert np.array_equal(never[seat].observe(observation["observation"]).forbidden, knowledge.forbidden)
+        assert np.array_equal(never[seat].forbidden, knowledge.forbidden)
+        if seat == 0 and not forgot:
+            probe = probe or KnowledgeTracker(env.game.config)
+            probed = probe.observe(observation["observation"])
+            if probe.forbidden.any():
+                probed.forbidden[:] = False  # the knowledge is a copy
+                assert np.array_equal(probe.forbidden, knowledge.forbidden)
+                probe.reset()
+                assert probe.forbidden.shape == (num_players, highest + 1) and probe.forbidden.dtype == np.bool_
+                forgot = not probe.forbidden.any()
+    assert forgot
 
 
 def test_positions_play_forward_with_every_rule():

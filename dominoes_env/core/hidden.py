@@ -37,6 +37,10 @@ engine itself, every rule included.
    player cannot identify: when the boneyard shrank in an interval, every other seat's older
    facts are dropped (a pass in that interval still covers the passer's whole hand).
 
+Facts 3 and 4 are read by one compiled reading, :mod:`dominoes_env.core.pass_facts`, which ppo's
+history feature shares (the tracker is its reader of one game and one seat): a search and a
+network read the same facts.
+
 Facts it does not use. Some need the opponents' policies (what a seat's choice of move says
 about the tiles it kept, what a draw followed by a play says about the drawn tile); some are
 sound but left out for their cost or rarity: the order of plays within an interval beyond the
@@ -77,6 +81,7 @@ from dominoes_env.core import rules, validation
 from dominoes_env.core.compiled import kernel
 from dominoes_env.core.config import GameConfig
 from dominoes_env.core.observation import observation_layout
+from dominoes_env.core.pass_facts import PassFacts
 from dominoes_env.core.state import HandState
 
 #: The counting table's largest size (entries of 8 bytes): what bounds a sample's cost.
@@ -157,120 +162,41 @@ class HandKnowledge:
         return bool(self.allowed()[np.arange(owners.shape[0]), places].all())
 
 
-@dataclass(frozen=True)
-class _Table:
-    """The public part of a position the tracker compares between two decisions."""
-
-    open_values: np.ndarray  # (n + 1,)
-    played: np.ndarray  # (n + 1, T) bool
-    markers: np.ndarray  # (n,) bool
-    dummy_open: bool
-    waiting_double: bool  # a double waits to be covered (cover rule)
-    boneyard: int
-
-
 class KnowledgeTracker:
     """Keeps what one player's observations prove about the hidden tiles, through one hand.
 
     Give it every observation of its player, in order (a policy sees each of its decisions),
     and call :meth:`reset` at each new hand; :meth:`observe` returns the player's
     :class:`HandKnowledge` at that decision. It reads the player's own moves from how its
-    hand changed between two decisions, so it needs nothing else.
+    hand changed between two decisions, so it needs nothing else. The facts passes prove are
+    read by :class:`~dominoes_env.core.pass_facts.PassFacts` (one game, one seat), the reading
+    ppo's history feature uses for many games at once: one reading for every reader.
     """
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config
         self.layout = observation_layout(config)
         self._tiles = config.tiles
+        self._facts = PassFacts(config, games=1)
+        self._row = np.zeros(1, dtype=np.int64)  # the tracker's game and seat in its facts
         self.reset()
+
+    @property
+    def forbidden(self) -> np.ndarray:
+        """(n, V) bool, in the player's frame: ``forbidden[k, v]``: seat k holds no tile with an end v
+        (the facts so far; row 0, the player's own, is all False)."""
+        return self._facts.forbidden[0, 0]
 
     def reset(self) -> None:
         """A new hand: nothing is known yet."""
-        n, v = self.config.num_players, self.config.highest_double + 1
-        self.forbidden = np.zeros((n, v), dtype=np.bool_)
-        self._previous: np.ndarray | None = None
+        self._facts.reset()
 
     def observe(self, observation: np.ndarray) -> HandKnowledge:
         """Take the player's observation at its decision; return what it now knows."""
         vector = np.asarray(observation, dtype=np.int8)[:self.layout.size].copy()
+        self._facts.learn(vector[None], self._row, self._row)  # a new hand, seen or reset, starts from the deal
         views = self.layout.views(vector)
-        engine_value = int(views["hand_number"].argmax())
-        if self._previous is None or not self._same_hand(views, engine_value):
-            self.reset()
-            self._learn(self._deal_table(engine_value), views)
-        else:
-            before = self.layout.views(self._previous)
-            after_my_move = self._after_my_move(before, views)
-            if after_my_move is not None:
-                self._learn(after_my_move, views)
-        self._previous = vector
-        return self._knowledge(vector, views, engine_value)
-
-    # ------------------------------------------------------------------ the facts
-    def _learn(self, before: _Table, views: layout.ObservationViews) -> None:
-        """Add what the passes since `before` (the table right after the player's move) prove."""
-        now = self._table(views)
-        n = self.config.num_players
-        if self.config.boneyard and now.boneyard < before.boneyard:
-            self.forbidden[1:] = False  # someone drew and may have kept a tile: older facts lapse
-        added = now.played & ~before.played  # tiles the other seats put on each line
-        if self.config.cover_doubles and (before.waiting_double or self._tiles.is_double[added.any(axis=0)].any()):
-            return  # a pass may only have proved that nothing covers a double
-        unchanged = ~added.any(axis=1)  # (n + 1,): lines that kept their open value all along
-        passed = views["passed_last"].astype(bool)
-        for seat in range(1, n):
-            if not passed[seat]:
-                continue
-            open_to_seat = before.markers.copy()  # others' lines whose marker was up all along
-            open_to_seat = np.append(open_to_seat, before.dummy_open)
-            open_to_seat[seat] = True  # its own line
-            # a seat that moved earlier in this interval (seats move in order) and passed put its
-            # marker up before this seat's turn; an unchanged line means it stayed up
-            open_to_seat[1:seat] |= passed[1:seat]
-            certain = open_to_seat & unchanged
-            self.forbidden[seat, before.open_values[certain]] = True
-
-    def _after_my_move(self, before: layout.ObservationViews, now: layout.ObservationViews) -> _Table | None:
-        """The table right after the player's move at its previous decision, or None when no one else
-        moved since (its move was a double or a draw, so it moves again) or the move cannot be read."""
-        held_before, held_now = before["hand"].astype(bool), now["hand"].astype(bool)
-        played, drawn = np.flatnonzero(held_before & ~held_now), np.flatnonzero(held_now & ~held_before)
-        table = self._table(before)
-        if drawn.size or played.size > 1:
-            return None  # a draw: it moves again (two tiles: a decision was not shown; learn nothing)
-        if played.size == 0:  # a pass: its marker goes up
-            table.markers[0] = True
-            return table
-        tile = int(played[0])
-        if self._tiles.is_double[tile]:
-            return None  # it moves again
-        line = int(now["played"][:, tile].argmax())
-        table.open_values[line] = self._tiles.low[tile] + self._tiles.high[tile] - table.open_values[line]
-        table.played[line, tile] = True
-        if line == 0:
-            table.markers[0] = False  # a non-double on its own line
-        n = self.config.num_players
-        started = table.played[:n].any(axis=1)
-        return _Table(table.open_values, table.played, table.markers, table.dummy_open or bool(started.all()),
-                      False, table.boneyard)
-
-    def _same_hand(self, views: layout.ObservationViews, engine_value: int) -> bool:
-        assert self._previous is not None
-        before = self.layout.views(self._previous)
-        return int(before["hand_number"].argmax()) == engine_value and \
-            not (before["played"].astype(bool) & ~views["played"].astype(bool)).any()
-
-    def _table(self, views: layout.ObservationViews) -> _Table:
-        waiting = bool(views["double_to_cover"].any()) if self.config.cover_doubles else False
-        boneyard = int(views["boneyard"].sum()) if self.config.boneyard else 0
-        return _Table(views["open_values"].argmax(axis=1), views["played"].astype(bool),
-                      views["markers"].astype(bool), bool(views["dummy_open"][0]), waiting, boneyard)
-
-    def _deal_table(self, engine_value: int) -> _Table:
-        """The table at the deal: every line open at the engine's value, nothing played, no marker up."""
-        n, t = self.config.num_players, self.config.num_tiles
-        return _Table(np.full(n + 1, engine_value), np.zeros((n + 1, t), dtype=np.bool_), np.zeros(n, dtype=np.bool_),
-                      False, False, self.config.boneyard_at_deal if self.config.boneyard else 0)
+        return self._knowledge(vector, views, int(views["hand_number"].argmax()))
 
     def _knowledge(self, vector: np.ndarray, views: layout.ObservationViews, engine_value: int) -> HandKnowledge:
         visible = views["hand"].astype(bool) | views["played"].astype(bool).any(axis=0)
