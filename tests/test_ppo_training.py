@@ -234,6 +234,25 @@ def test_a_second_stage_starts_from_the_weights_it_is_given_and_refuses_another_
         initial_weights(str(tmp_path / "missing.safetensors"), config)
 
 
+def test_the_value_warmup_fits_the_value_layer_alone_then_ppo_moves_everything(tmp_path):
+    """Within value_warmup the policy is exactly the initial one (trunk and policy layer untouched) while the
+    value layer learns; past it the whole network moves; learners that fit no critic refuse the field."""
+    rollout = 16 * 8
+    start = train_run(PPOConfig(**SMALL, steps=0, seed=5), tmp_path / "start", "cpu", progress=False)
+    initial = load_weights(start)
+    for steps, policy_moves in ((2 * rollout, False), (4 * rollout, True)):
+        config = PPOConfig(**SMALL, steps=steps, seed=6, value_warmup=2 * rollout, eval_every=0)
+        trained = load_weights(train_run(config, tmp_path / f"run{steps}", "cpu", progress=False,
+                                         init=initial_weights(str(start), config))).weights
+        assert not np.array_equal(trained["value.weight"], initial.weights["value.weight"])
+        for name in ("trunk.0.weight", "trunk.1.weight", "policy.weight"):
+            assert np.array_equal(trained[name], initial.weights[name]) != policy_moves, (steps, name)
+    from baselines.ppo.dagger import DAggerTrainer
+
+    with pytest.raises(ValueError, match="value_warmup=128 is read by ppo's trainer only"):
+        DAggerTrainer(PPOConfig(**SMALL, value_warmup=rollout))
+
+
 def test_dominoes_train_ppo_reports_the_steps_it_took_when_a_rollout_overshoots_steps(tmp_path, capsys):
     """--steps 200 with rollouts of 16 games x 8 steps (128 decisions in self-play) takes two whole rollouts:
     the printed count, the log and the weights' info all say 256, and the printed line names the 200 asked for."""

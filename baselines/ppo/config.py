@@ -32,7 +32,8 @@ MAX_LAYERS = 8
 MAX_BATCH_ROWS = 2**24  #: games x rollout steps of one update (its memory: rows x observation bytes)
 NUM_ENVS = 1024  #: the default games stepped side by side
 ROLLOUT_STEPS = 32  #: the default steps of every game in one rollout
-ADDED_LATER = ("history", "features")  #: fields a file written before them lacks (they take their default)
+#: fields a file written before them lacks (they take their default)
+ADDED_LATER = ("history", "features", "value_warmup")
 
 
 def _opponents(name: str, value: Any) -> tuple[str, ...]:
@@ -132,6 +133,13 @@ class PPOConfig:
     entropy: float = field(default=0.01, metadata=bounded("weight of the entropy bonus", 0.0, 10.0))
     value_weight: float = field(default=0.5, metadata=bounded("weight of the value loss", 0.0, 100.0))
     max_grad_norm: float = field(default=0.5, metadata=bounded("gradients clipped to this norm", 0.0, 1e6))
+    value_warmup: int = field(default=0, metadata=bounded(
+        "learner steps at the run's start in which only the value layer learns, the rest frozen (0: none): a critic "
+        "for weights that came without one (dominoes train dagger's) before the policy moves", 0, MAX_STEPS))
+    """PPO's first updates follow advantages from the critic; weights whose value layer never learned
+    (DAgger fits the policy alone) would take steps of noise and lose what they were taught. For the
+    run's first `value_warmup` learner steps the update fits the value layer alone, on the trunk's
+    features as they are: the policy is exactly the initial one until then."""
     reward: str = field(default="zero_sum", metadata=option(
         "--reward", f"what a hand pays each seat: {', '.join(REWARD_MODES)}", _choice(REWARD_MODES), str))
     """The env's reward mode: "zero_sum" pays the others' mean pips minus one's own, the margin

@@ -49,6 +49,8 @@ class DAggerTrainer(Trainer):
     """PPO's trainer with DAgger's collection (the learner plays, the teacher labels) and update (the
     cross-entropy of the teacher's moves)."""
 
+    warms_value = False
+
     def __init__(self, config: PPOConfig, device: torch.device | str = "cpu", engine_threads: int = 1,
                  teacher: str = DEFAULT_TEACHER) -> None:
         """Raises:

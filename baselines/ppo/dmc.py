@@ -50,6 +50,8 @@ class DMCTrainer(Trainer):
     """PPO's trainer with DMC's collection (epsilon-greedy over the after-states' scores) and update
     (the chosen moves' scores regressed on their Monte-Carlo returns)."""
 
+    warms_value = False
+
     reads_history = True
 
     def __init__(self, config: PPOConfig, device: torch.device | str = "cpu", engine_threads: int = 1,

@@ -244,12 +244,12 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
         while steps < end:
             threads, began = _threads_of_the_round(chooser, torch_threads), time.perf_counter()
             rollout = trainer.collect()
+            trainer.value_only = steps < config.value_warmup
             stats = trainer.learn(rollout, learning_rate(config, steps))
             done = trainer.learner_steps(rollout)
             if chooser is not None and threads is not None:
                 chooser.record(threads, (time.perf_counter() - began) / max(done, 1))
-            steps += done
-            updates += 1
+            steps, updates = steps + done, updates + 1
             totals = {name: totals.get(name, 0.0) + value for name, value in stats.items()}
             if bar is not None:
                 bar.update(done)

@@ -145,6 +145,7 @@ class Trainer:
     :meth:`learn` in turn."""
 
     reads_history = False  #: whether the trainer feeds the network the history feature (config.history)
+    warms_value = True  #: whether its update honours config.value_warmup (PPO's; DMC and DAgger fit no critic)
 
     def resume_identity(self) -> str:
         """What a resume file must hold to be this run's: the configuration (a learner that reads
@@ -157,6 +158,9 @@ class Trainer:
         if config.history != "none" and not self.reads_history:
             raise ValueError(f"history={config.history!r} is read by dmc's trainer only, for now (dominoes train dmc "
                              f"--history {config.history}); ppo's reads history='none'")
+        if config.value_warmup and not self.warms_value:
+            raise ValueError(f"value_warmup={config.value_warmup} is read by ppo's trainer only; this learner fits "
+                             f"no critic of PPO's: give 0")
         self.config, self.device = config, torch.device(device)
         torch.manual_seed(config.seed)
         self.network = ActorCritic(config).to(self.device)
@@ -169,6 +173,9 @@ class Trainer:
         self.inputs = self.head.inputs  #: the network's input of an observation (the head's: one chain cache)
         self.seats = None if config.self_play else PoolSeats(config, self.engine)
         self.generator = torch.Generator(device=self.device)
+        #: set by the run (:func:`baselines.ppo.run.train_run`) while within config.value_warmup: the update then
+        #: fits the value layer alone
+        self.value_only = False
         self.observation: dict[str, np.ndarray] = {}
         #: the hands finished since :meth:`take_hands`: their scores, and the learner's seat (-1: every seat)
         self.hand_scores: list[np.ndarray] = []
@@ -263,14 +270,17 @@ class Trainer:
                 # index_select, not [] indexing: on the CPU it gathers the rows up to 9x faster
                 mini = {name: values.index_select(0, batch) for name, values in columns.items()}
                 features = self.network.trunk(mini["observations"].float())
+                if self.value_only:  # the trunk and the policy stay as they are: the value layer alone learns
+                    losses = {"value": 0.5 * (self.network.value(features.detach()) - mini["returns"]).pow(2).mean()}
+                    self._step(config.value_weight * losses["value"])
+                    batches += 1
+                    totals["value"] = totals.get("value", 0.0) + float(losses["value"].detach())
+                    continue
                 log_probs, entropy = self.head.evaluate(self.network, rollout.choices, features, batch, mini["actions"])
                 losses = ppo_losses(log_probs, entropy, self.network.value(features), mini["log_probs"],
                                     mini["advantages"], mini["returns"], mini["learns"], config.clip)
-                loss = losses["policy"] + config.value_weight * losses["value"] - config.entropy * losses["entropy"]
-                self.optimiser.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.network.parameters(), config.max_grad_norm)
-                self.optimiser.step()
+                self._step(losses["policy"] + config.value_weight * losses["value"]
+                           - config.entropy * losses["entropy"])
                 batches += 1
                 for name, value in losses.items():
                     totals[name] = totals.get(name, 0.0) + float(value.detach())
@@ -287,12 +297,17 @@ class Trainer:
             for batch in torch.randperm(rows, generator=self.generator, device=self.device).chunk(
                     min(self.config.minibatches, rows)):
                 loss = loss_of(batch)
-                self.optimiser.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.network.parameters(), self.config.max_grad_norm)
-                self.optimiser.step()
+                self._step(loss)
                 total, batches = total + float(loss.detach()), batches + 1
         return total / batches
+
+    def _step(self, loss: torch.Tensor) -> None:
+        """One optimiser step on `loss`, gradients clipped to `max_grad_norm` (a weight the loss does not
+        reach has no gradient, and Adam leaves it as it is)."""
+        self.optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.network.parameters(), self.config.max_grad_norm)
+        self.optimiser.step()
 
     def take_hands(self) -> dict[str, float]:
         """Mean pips per hand of the learner's seats and of the others, over the hands finished since
