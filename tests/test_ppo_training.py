@@ -253,6 +253,19 @@ def test_the_value_warmup_fits_the_value_layer_alone_then_ppo_moves_everything(t
         DAggerTrainer(PPOConfig(**SMALL, value_warmup=rollout))
 
 
+def test_a_log_row_averages_each_figure_over_the_updates_that_gave_it():
+    """A row that straddles the end of the value warm-up: value-only updates give no policy figures, so
+    the entropy is the PPO updates' own mean, not diluted by the value-only ones."""
+    from baselines.ppo.run import _add_figures
+
+    totals: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for stats in ({"value": 1.0}, {"value": 2.0}, {"value": 3.0, "entropy": 0.5}, {"value": 6.0, "entropy": 0.7}):
+        _add_figures(totals, counts, stats)
+    means = {name: value / counts[name] for name, value in totals.items()}
+    assert means == pytest.approx({"value": 3.0, "entropy": 0.6})
+
+
 def test_dominoes_train_ppo_reports_the_steps_it_took_when_a_rollout_overshoots_steps(tmp_path, capsys):
     """--steps 200 with rollouts of 16 games x 8 steps (128 decisions in self-play) takes two whole rollouts:
     the printed count, the log and the weights' info all say 256, and the printed line names the 200 asked for."""

@@ -215,7 +215,7 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
     log = open_log(out, steps)
     segment_steps = config.eval_every or max(config.steps, 1)
     bar = _progress_bar(config.steps, steps) if progress else None
-    report_from, clock, updates, totals = steps, time.perf_counter(), 0, dict[str, float]()
+    report_from, clock, totals, counts = steps, time.perf_counter(), dict[str, float](), dict[str, int]()
     chooser = ThreadChooser(thread_candidates()) if torch_threads is None and trainer.device.type == "cpu" else None
     next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every if config.snapshot_every else 0
 
@@ -228,15 +228,15 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
                       f"+- {row['margin_ci95']:.2f} pips per hand, won {100 * row['won']:.1f}%")
 
     def report() -> None:
-        nonlocal report_from, clock, totals, updates
+        nonlocal report_from, clock, totals, counts
         now = time.perf_counter()
         rate = (steps - report_from) / max(now - clock, 1e-9)
-        means = {name: value / max(updates, 1) for name, value in totals.items()}
+        means = {name: value / counts[name] for name, value in totals.items()}
         diagnostics = {name: means.get(name) for name in ("entropy", "approx_kl", "clip_fraction", "agreement")}
         write({"steps": steps, "kind": "train", "opponent": "self" if config.self_play else "pool",
                "steps_per_second": rate, **trainer.take_hands(), "learning_rate": learning_rate(config, steps),
                "policy_loss": means.get("policy"), "value_loss": means.get("value"), **diagnostics})
-        report_from, clock, totals, updates = steps, time.perf_counter(), {}, 0
+        report_from, clock, totals, counts = steps, time.perf_counter(), {}, {}
 
     while steps < config.steps:
         trainer.start_segment(segment)
@@ -249,8 +249,8 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
             done = trainer.learner_steps(rollout)
             if chooser is not None and threads is not None:
                 chooser.record(threads, (time.perf_counter() - began) / max(done, 1))
-            steps, updates = steps + done, updates + 1
-            totals = {name: totals.get(name, 0.0) + value for name, value in stats.items()}
+            steps += done
+            _add_figures(totals, counts, stats)
             if bar is not None:
                 bar.update(done)
             if next_snapshot and steps >= next_snapshot and trainer.seats is not None:
@@ -271,6 +271,13 @@ def train_run(config: PPOConfig, out: Path, device: str = "auto", progress: bool
         bar.close()
     final = trainer.weights({**(info or {}), "steps_trained": steps, "seconds": round(log.elapsed(), 1)})
     return save_weights(out / WEIGHTS_NAME, final)
+
+
+def _add_figures(totals: dict[str, float], counts: dict[str, int], stats: dict[str, float]) -> None:
+    """Add one update's figures to the report's sums and counts: each figure is averaged over the updates
+    that gave it (a value-only update, within value_warmup, gives no policy figures)."""
+    for name, value in stats.items():
+        totals[name], counts[name] = totals.get(name, 0.0) + value, counts.get(name, 0) + 1
 
 
 def _progress_bar(total: int, done: int) -> Any:
