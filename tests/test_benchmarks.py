@@ -13,6 +13,8 @@ from conftest import ROOT
 
 RUNS = {
     "baselines_speed.py": ["--hands", "4", "--repeats", "1", "--configs", "3x6"],
+    "belief_decisions.py": ["--hands", "2", "--workers", "1", "--player", "champion(simulations=8)", "--twins",
+                            "champion(simulations=8, inference='network')", "oracle(simulations=8)", "--rollouts", "2"],
     "belief_quality.py": ["--hands", "2", "--tables", "4p_d9", "--plot", "beliefs.png"],
     "bench_at_one_table.py": ["--players", "random", "greedy", "--quick"],
     "chain_search_bound.py": ["--hands", "2"],
@@ -140,6 +142,21 @@ def test_the_trainers_busy_ratio_is_measured_beside_a_process_it_starts(tmp_path
     assert done.returncode == 0, done.stderr[-2000:]
     ratio = next(line for line in done.stdout.splitlines() if line.strip().startswith("ratio busy / quiet"))
     assert float(ratio.split()[4]) > 0 and "torch threads auto" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_twin_that_chooses_as_the_player_gains_exactly_nothing_and_one_that_does_not_is_judged(tmp_path):
+    """belief_decisions.py judges moves only where a twin chose otherwise: greedy shadowing greedy
+    (deterministic) never does, so its gain is exactly 0; the look-ahead does, and gets a figure."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "belief_decisions.py"), "--player", "greedy",
+                           "--twins", "greedy", "lookahead(samples=4)", "--hands", "3", "--workers", "1", "--rollouts",
+                           "2"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {cells[0]: cells[1:] for line in done.stdout.splitlines() if line.startswith("| ") and "%" in line
+            for cells in [[cell.strip() for cell in line.strip("|").split("|")]]}
+    assert rows["greedy"] == ["0.0%", "+0.000 ± 0.000"]
+    assert float(rows["lookahead(samples=4)"][0].rstrip("%")) > 0
+    assert rows["lookahead(samples=4)"][1] != "+0.000 ± 0.000"
 
 
 def test_a_match_against_copies_of_the_player_itself_is_refused_before_any_hand(tmp_path):

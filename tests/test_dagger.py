@@ -13,20 +13,19 @@ pytestmark = [pytest.mark.torch, pytest.mark.usefixtures("one_torch_thread")]
 torch = pytest.importorskip("torch")
 
 from conftest import interrupt_at  # noqa: E402
+from test_dmc import TABLE  # noqa: E402
+from test_dmc import small as small_run  # noqa: E402
 
 import baselines.ppo.run as ppo_run  # noqa: E402
-import dominoes_env  # noqa: E402
 from baselines.ppo import PPOConfig, PPOPolicy, PPOWeights, load_weights, save_weights  # noqa: E402
 from baselines.ppo.dagger import DAggerTrainer  # noqa: E402
 from baselines.ppo.network import ActorCritic  # noqa: E402
 from baselines.ppo.run import train_run  # noqa: E402
 
-TABLE = dominoes_env.make_config(2, 6)
-
 
 def small(**changes) -> PPOConfig:
-    return PPOConfig(**{"game": TABLE, "hidden": (32,), "num_envs": 8, "rollout_steps": 40, "minibatches": 2,
-                        "epochs": 1, "eval_hands": 8, "eval_opponents": ("random",), **changes})
+    """test_dmc's small run, with a wider layer: imitating a teacher needs more room than DMC's 16."""
+    return small_run(**{"hidden": (32,), **changes})
 
 
 @pytest.fixture

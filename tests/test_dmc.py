@@ -24,6 +24,7 @@ TABLE = dominoes_env.make_config(2, 6)
 
 
 def small(**changes) -> PPOConfig:
+    """A run of a few seconds at the 2-player double-six table (test_dagger's too, with a wider layer)."""
     return PPOConfig(**{"game": TABLE, "hidden": (16,), "num_envs": 8, "rollout_steps": 40, "minibatches": 2,
                         "epochs": 1, "eval_hands": 8, "eval_opponents": ("random",), **changes})
 

@@ -269,13 +269,15 @@ class Trainer:
             for batch in torch.randperm(rows, generator=self.generator, device=self.device).chunk(config.minibatches):
                 # index_select, not [] indexing: on the CPU it gathers the rows up to 9x faster
                 mini = {name: values.index_select(0, batch) for name, values in columns.items()}
-                features = self.network.trunk(mini["observations"].float())
                 if self.value_only:  # the trunk and the policy stay as they are: the value layer alone learns
-                    losses = {"value": 0.5 * (self.network.value(features.detach()) - mini["returns"]).pow(2).mean()}
+                    with torch.no_grad():  # no graph through the trunk: nothing behind the value layer learns
+                        features = self.network.trunk(mini["observations"].float())
+                    losses = {"value": 0.5 * (self.network.value(features) - mini["returns"]).pow(2).mean()}
                     self._step(config.value_weight * losses["value"])
                     batches += 1
                     totals["value"] = totals.get("value", 0.0) + float(losses["value"].detach())
                     continue
+                features = self.network.trunk(mini["observations"].float())
                 log_probs, entropy = self.head.evaluate(self.network, rollout.choices, features, batch, mini["actions"])
                 losses = ppo_losses(log_probs, entropy, self.network.value(features), mini["log_probs"],
                                     mini["advantages"], mini["returns"], mini["learns"], config.clip)
