@@ -306,7 +306,7 @@ def test_positions_for_learning_carry_the_truth_in_the_players_frame():
 
 
 def test_a_network_ships_for_each_table_of_the_benchmark_and_keeps_its_facts():
-    from baselines.inference import default_kind
+    from baselines.inference import DEFAULT_KIND, default_kind
     from baselines.inference.network import shipped_weights_file
     from baselines.learning.files import shipped_tables
 
@@ -316,7 +316,7 @@ def test_a_network_ships_for_each_table_of_the_benchmark_and_keeps_its_facts():
     assert sorted(map(repr, tables)) == sorted(map(repr, expected))
     for config in tables:
         weights = load_weights(shipped_weights_file(config), config)
-        assert default_kind(config) == "network" and weights.info["held_out_log_p"] > weights.info[
+        assert default_kind(config) == DEFAULT_KIND and weights.info["held_out_log_p"] > weights.info[
             "held_out_uniform_log_p"]
         n, highest = config.num_players, config.highest_double
         rules = {} if config.is_default else {"rules": "mexican_train"}

@@ -110,6 +110,23 @@ def test_beliefs_depend_on_what_the_player_sees_only():
     assert compared > 5 and seen_by_one.filter.moves.moves
 
 
+def test_a_first_observation_late_in_the_hand_reads_no_move_and_believes_as_the_uniform_kind():
+    """Beliefs made in the middle of a hand see many turns at once: no sharing of one turn a seat fits
+    them, so nothing is read and the beliefs are the exact marginals. Listing every order of the
+    lines' tiles first once took minutes a position (at 4 players, double-nine: many tiles a line)."""
+    config = dominoes_env.make_config(4, 9)
+    layout, late = observation_layout(config), 0
+    for _, _, _, knowledge in decisions(4, 9, 1, policy="random"):
+        if int(layout.views(knowledge.observation[:layout.size])["played"].sum()) < 12:
+            continue
+        beliefs = PolicyBeliefs(config)
+        beliefs.observe(knowledge.observation)
+        assert beliefs.filter.moves.moves == []
+        assert np.allclose(beliefs.probabilities(), believed(UniformBeliefs(config), [knowledge.observation]))
+        late += 1
+    assert late >= 10
+
+
 def three_player_hand():
     """A double-six hand of three seats built by hand, the player (seat 0) holding the engine: it plays
     (0|6), the next seat plays its light (1|6) although the model would rather shed a heavy six, the

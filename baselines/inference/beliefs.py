@@ -149,9 +149,10 @@ class NetworkBeliefs(UniformBeliefs):
 #: The kinds by name, each a factory of beliefs from the table (:mod:`baselines.inference.policy` adds
 #: ``"policy"`` and ``"network+policy"`` where it defines them: it builds on the kinds here).
 KINDS: dict[str, Callable[[GameConfig], Beliefs]] = {"uniform": UniformBeliefs, "network": NetworkBeliefs}
-#: The kind :func:`make_beliefs` gives when none is named, at a table where its weights ship: the
-#: best measured (docs/inference.md). Elsewhere, the uniform kind (:func:`default_kind`).
-DEFAULT_KIND = "network"
+#: The kind :func:`make_beliefs` gives when none is named, at a table where the network's weights ship:
+#: the best measured there, at every such table (docs/inference.md: the network's beliefs tilted by
+#: what the opponents' plays say). Elsewhere, the uniform kind (:func:`default_kind`).
+DEFAULT_KIND = "network+policy"
 
 
 def default_kind(config: GameConfig) -> str:

@@ -210,6 +210,9 @@ class OpponentMoves:
             self.moves = []
             return
         new = now.played & ~start.played
+        if int((new & ~self._double[None]).sum()) > self.config.num_players - 1:
+            self.moves = []  # more than one turn a seat (a first observation late in the hand): nothing to read
+            return
         orders = []  # each line's orders along it: a cycle back to a value may be laid either way round
         for line in np.flatnonzero(new.any(axis=1)).tolist():
             found = self._chains(np.flatnonzero(new[line]).tolist(), int(start.open_values[line]),
@@ -219,7 +222,10 @@ class OpponentMoves:
                 return
             orders.append([(line, chain) for chain in found])
         ways: list[tuple[dict[int, list[int]], tuple[tuple[int, ...], ...]]] = []
-        for lines in itertools.product(*orders):
+        for tried, lines in enumerate(itertools.product(*orders)):
+            if tried == MAX_WAYS:
+                ways = []  # too many orders of the lines' tiles to list: read nothing
+                break
             chains = dict(lines)
             shared: list[tuple[tuple[int, ...], ...]] = []
             self._share(interval, chains, 1, dict.fromkeys(chains, 0), 0, False, (), shared)
