@@ -16,7 +16,7 @@ one decision at a time along the player's own games. The 95% interval treats han
 units (a hand's seats share its deal). Name the player itself with another seed as a twin to
 see the judge's noise around 0 (``champion(inference='uniform', seed=1)`` is not a spec: any
 twin already has its own random numbers), and ``oracle``, which sees every hand, for the room
-the hidden tiles leave:
+the hidden tiles leave. The judge is the champion's network: tables where one ships (or td_lambda's).
 
     python benchmarks/belief_decisions.py --hands 400 --seed 40000 --workers 2 \\
         --twins "champion(inference='uniform')" "champion(inference='network+policy')" oracle
@@ -149,14 +149,15 @@ def main() -> None:
     parser.add_argument("--highest", type=int, default=9)
     parser.add_argument("--rules", default=None, help="a named rule set (mexican_train)")
     args = parser.parse_args()
-    if min(args.hands, args.rollouts, args.workers) < 1:
-        parser.error("--hands, --rollouts and --workers must be 1 or more")
-    config = make_config(args.players, args.highest, **({"rules": args.rules} if args.rules else {}))
-    for text in [args.player, *args.twins]:
-        try:
+    if min(args.hands, args.rollouts, args.workers) < 1 or args.seed < 0:
+        parser.error("--hands, --rollouts and --workers must be 1 or more, and --seed 0 or more")
+    try:
+        config = make_config(args.players, args.highest, **({"rules": args.rules} if args.rules else {}))
+        check(parse("champion")[0], config, shown_as="the judge (the champion's network)")
+        for text in [args.player, *args.twins]:
             check(parse(text)[0], config)
-        except ValueError as error:
-            parser.error(str(error))
+    except ValueError as error:
+        parser.error(str(error))
     share = -(-args.hands // args.workers)
     tasks = [(args.player, args.twins, args.seed + k * share, share, args.players, args.highest, args.rules,
               args.rollouts) for k in range(args.workers)]
